@@ -1,0 +1,14 @@
+"""The derivation engine: named results whose steps SymPy checks, and their reports."""
+
+from grpo_verify.proof.catalog import Remark
+from grpo_verify.proof.result import (
+    Assumption,
+    ForEach,
+    Result,
+    ResultReport,
+    Status,
+    Step,
+    StepReport,
+)
+
+__all__ = ["Remark", "Assumption", "ForEach", "Result", "ResultReport", "Status", "Step", "StepReport"]
