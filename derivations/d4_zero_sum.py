@@ -10,7 +10,7 @@ k a_plus + (R - k) a_minus = 0; a group with k in {0, R} has all advantages zero
 import sympy as sp
 
 from .notation import R, centred_sum_of_squares, eps, group_mean, i, j, r
-from grpo_verify.proof import Assumption, Result, Step
+from grpo_verify.proof import Assumption, Remark, Result, Step
 
 c = sp.Symbol("c", positive=True)  # the group's common scale s + eps (or 1 for Dr. GRPO)
 S2 = sp.Symbol("S_2", positive=True)  # sum_j (r_j - rbar)^2, positive when the rewards are not all equal
@@ -76,4 +76,99 @@ squared_population_std_advantages_sum_to_R = Result(
         Step(S2 * R / S2, "definition of S_2", using=((centred_sum_of_squares(), S2),)),
         Step(R, "cancellation", "S_2 > 0."),
     ),
+)
+
+
+# -- binary rewards ---------------------------------------------------------------------------
+# Order the group so that the k successes come first: r_i = 1 for i <= k, r_i = 0 for i > k.
+k = n_plus
+m = n_minus
+BINARY = Assumption("binary rewards, $k$ successes among $R$ rollouts, $0 < k < R$; write $m = R - k$", k < R,
+                    positive=k + m - 1)
+R_IS_K_PLUS_M = (R, k + m)
+
+
+def binary_centred_rewards(successes: sp.Basic = k, size: sp.Basic = R) -> tuple[sp.Expr, sp.Expr]:
+    """The centred rewards of a success (1 - k/R) and of a failure (-k/R)."""
+    return 1 - successes / size, -successes / size
+
+
+def binary_advantages(scale: str, successes: sp.Basic = k, size: sp.Basic = R,
+                      stabiliser: sp.Basic = 0) -> tuple[sp.Expr, sp.Expr]:
+    """(a_plus, a_minus) for ``scale`` in {"sample", "population", "none"} by their definition."""
+    plus, minus = binary_centred_rewards(successes, size)
+    sum_of_squares = successes * (size - successes) / size
+    denominator = {"sample": sp.sqrt(sum_of_squares / (size - 1)) + stabiliser,
+                   "population": sp.sqrt(sum_of_squares / size) + stabiliser,
+                   "none": sp.Integer(1)}[scale]
+    return plus / denominator, minus / denominator
+
+
+binary_group_mean_is_success_fraction = Result(
+    name="binary_group_mean_is_success_fraction",
+    doc="A group with $k$ successes has mean reward $k/R$.",
+    lhs=(sp.Sum(1, (i, 1, k)) + sp.Sum(0, (i, k + 1, R))) / R,
+    rhs=k / R,
+    assumptions=(GROUP, BINARY),
+    rule="sum of the rewards, split at k", why="The first k rewards are 1, the remaining R - k are 0.",
+)
+
+binary_sum_of_squares_is_k_times_failures_over_R = Result(
+    name="binary_sum_of_squares_is_k_times_failures_over_R",
+    doc="A group with $k$ successes has $S_2 = \\sum_j (r_j - \\bar r)^2 = k (R - k)/R$.",
+    lhs=sp.Sum(binary_centred_rewards()[0] ** 2, (i, 1, k)) + sp.Sum(binary_centred_rewards()[1] ** 2, (i, k + 1, R)),
+    rhs=k * (R - k) / R,
+    assumptions=(GROUP, BINARY),
+    rule="sum split at k", why="Successes contribute $(1 - k/R)^2$ each, failures $(k/R)^2$ each.",
+)
+
+binary_sample_std_advantages_closed_form = Result(
+    name="binary_sample_std_advantages_closed_form",
+    doc="With the sample std and $\\epsilon = 0$: $a_+ = \\sqrt{(R-1)(R-k)/(Rk)}$ and "
+        "$a_- = -\\sqrt{(R-1)k/(R(R-k))}$, written as the pair $(a_+, a_-)$.",
+    lhs=sp.ImmutableMatrix([binary_advantages("sample")]),
+    rhs=sp.ImmutableMatrix([[sp.sqrt((R - 1) * (R - k) / (R * k)), -sp.sqrt((R - 1) * k / (R * (R - k)))]]),
+    assumptions=(GROUP, BINARY),
+    rule="definition with $s^2 = S_2/(R-1)$", why="Divide the centred rewards by $s = \\sqrt{k(R-k)/(R(R-1))}$.",
+    using=(R_IS_K_PLUS_M,),
+)
+
+binary_population_std_advantages_closed_form = Result(
+    name="binary_population_std_advantages_closed_form",
+    doc="With the population std and $\\epsilon = 0$: $a_+ = \\sqrt{(R-k)/k}$ and $a_- = -\\sqrt{k/(R-k)}$.",
+    lhs=sp.ImmutableMatrix([binary_advantages("population")]),
+    rhs=sp.ImmutableMatrix([[sp.sqrt((R - k) / k), -sp.sqrt(k / (R - k))]]),
+    assumptions=(GROUP, BINARY),
+    rule="definition with $\\sigma^2 = S_2/R$", why="Divide the centred rewards by $\\sigma = \\sqrt{k(R-k)}/R$.",
+    using=(R_IS_K_PLUS_M,),
+)
+
+binary_advantages_balance = Result(
+    name="binary_advantages_balance",
+    doc="For every scale convention and every $\\epsilon \\ge 0$: $k a_+ + (R - k) a_- = 0$.",
+    lhs=k * binary_centred_rewards()[0] / c + (R - k) * binary_centred_rewards()[1] / c,
+    rhs=sp.Integer(0),
+    assumptions=(GROUP, BINARY, Assumption("the group's common scale $c = s + \\epsilon$ (or 1) is positive")),
+    steps=(
+        Step((k * (1 - k / R) - (R - k) * k / R) / c, "common denominator", "The scale is shared by the group."),
+        Step(sp.Integer(0) / c, "arithmetic", "$k - k^2/R - k + k^2/R = 0$."),
+        Step(sp.Integer(0), "arithmetic"),
+    ),
+)
+
+v = sp.Symbol("v", real=True)  # the common reward of a degenerate group
+degenerate_group_has_zero_centred_rewards = Result(
+    name="degenerate_group_has_zero_centred_rewards",
+    doc="If all rewards equal $v$ (binary: $k \\in \\{0, R\\}$) every centred reward is 0, so with "
+        "$\\epsilon > 0$ every advantage is exactly 0 and the group contributes no gradient.",
+    lhs=v - sp.Sum(v, (j, 1, R)) / R,
+    rhs=sp.Integer(0),
+    assumptions=(GROUP, Assumption("$r_j = v$ for every $j$")),
+    rule="the mean of a constant", why="$\\sum_j v = R v$.",
+)
+
+degenerate_group_convention = Remark(
+    "degenerate_group_convention",
+    "With $\\epsilon = 0$ a degenerate group gives $0/0$. TRL adds $\\epsilon = 10^{-4}$ and so returns exact "
+    "zeros; grpo_verify's estimators define the advantage of a zero-variance group as 0 for every $\\epsilon$.",
 )

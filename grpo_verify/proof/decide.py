@@ -41,6 +41,7 @@ class Context:
     conditions: list[sp.Basic] = field(default_factory=list)
     domains: dict[sp.Symbol, sp.Interval] = field(default_factory=dict)
     facts: list[tuple[sp.Basic, sp.Basic]] = field(default_factory=list)
+    positives: list[sp.Basic] = field(default_factory=list)
 
     @classmethod
     def from_assumptions(cls, assumptions: Sequence, facts: Sequence[tuple[sp.Basic, sp.Basic]]) -> "Context":
@@ -50,7 +51,15 @@ class Context:
                 ctx.conditions.append(a.condition)
             if a.domain is not None:
                 ctx.domains[a.domain[0]] = a.domain[1]
+            if a.positive is not None:
+                ctx.positives.append(sp.sympify(a.positive))
         return ctx
+
+    def with_positive_atoms(self, e: sp.Basic) -> sp.Basic:
+        """Replace each expression declared positive by a positive symbol (exact decisions only)."""
+        for n, positive in enumerate(self.positives):
+            e = e.xreplace({positive: sp.Symbol(f"_positive{n}", positive=True)})
+        return e
 
     def substituted(self, symbol: sp.Symbol, value: int) -> "Context":
         def sub(e: sp.Basic) -> sp.Basic:
@@ -58,7 +67,8 @@ class Context:
 
         return Context([sub(c) for c in self.conditions],
                        {s: d for s, d in self.domains.items() if s != symbol},
-                       [(sub(a), sub(b)) for a, b in self.facts])
+                       [(sub(a), sub(b)) for a, b in self.facts],
+                       [sub(p) for p in self.positives])
 
 
 # -- preparation -------------------------------------------------------------------------------
@@ -385,7 +395,7 @@ def decide(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context) -> Outcome
         if isinstance(a, sp.MatrixBase) and a.shape != b.shape:
             return Outcome(Status.REFUTED, f"shapes differ: {a.shape} vs {b.shape}")
         diff = (sp.Matrix(a) - sp.Matrix(b)) if isinstance(a, sp.MatrixBase) else a - b
-        how = zero_by_normalisation(diff)
+        how = zero_by_normalisation(ctx.with_positive_atoms(diff))
         if how:
             return Outcome(Status.PROVED, f"difference is 0 by {how}")
     elif relation == "!=":
@@ -397,7 +407,7 @@ def decide(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context) -> Outcome
             return Outcome(Status.PROVED, f"difference simplifies to {sp.sstr(value)}, which is nonzero")
     else:
         bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
-        how = sign_decision(bigger - smaller, relation in ("<", ">"), ctx)
+        how = sign_decision(ctx.with_positive_atoms(bigger - smaller), relation in ("<", ">"), ctx)
         if how:
             return Outcome(Status.PROVED, how)
     counter = find_counterexample(a, relation, b, ctx)

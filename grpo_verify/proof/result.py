@@ -50,12 +50,15 @@ class Assumption:
     ``condition`` (a SymPy boolean such as ``k < R``) is enforced when the checker searches for
     counterexamples and is rendered; ``domain`` bounds a real symbol to an interval (used by the
     exact univariate sign decision and by the counterexample search). Symbol-level assumptions
-    (``positive=True``, ``integer=True``) live on the symbols themselves.
+    (``positive=True``, ``integer=True``) live on the symbols themselves. ``positive`` names a compound
+    expression known to be positive (e.g. ``k + m - 1``); exact normalisation may then treat it as a
+    positive atom (so that ``sqrt(x) * sqrt(1/x) = 1``).
     """
 
     text: str
     condition: sp.Basic | None = None
     domain: tuple[sp.Symbol, sp.Interval] | None = None
+    positive: sp.Basic | None = None  # an expression known to be > 0 (e.g. R - 1), beyond symbol assumptions
 
 
 @dataclass(frozen=True)
