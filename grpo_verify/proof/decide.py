@@ -223,9 +223,9 @@ def sign_decision(e: sp.Basic, strict: bool, ctx: Context) -> str | None:
             return f"sign from {name}"
         if _product_sign_ok(v, strict):
             return f"sign of each factor after {name}"
-    interval_how = _univariate_polynomial_sign(e, strict, ctx)
-    if interval_how:
-        return interval_how
+    verdict, detail = univariate_sign(e, strict, ctx)
+    if verdict is True:
+        return detail
     return None
 
 
@@ -244,55 +244,66 @@ def _product_sign_ok(v: sp.Basic, strict: bool) -> bool:
     return True
 
 
-def _univariate_polynomial_sign(e: sp.Basic, strict: bool, ctx: Context) -> str | None:
-    """Exact sign of a rational function in one variable bounded by an assumption's domain."""
+def univariate_sign(e: sp.Basic, strict: bool, ctx: Context) -> tuple[bool | None, str]:
+    """Exact decision of ``e >= 0`` (``> 0`` if strict) for a rational function of one variable on
+    its assumed interval: isolate the real roots exactly, then read the sign at each root and at a
+    rational point of every gap between roots. Returns (verdict or None, detail)."""
     free = e.free_symbols
     if len(free) != 1:
-        return None
+        return None, ""
     (x,) = free
     interval = ctx.domains.get(x)
     if interval is None:
-        return None
+        return None, ""
     num, den = sp.fraction(sp.cancel(sp.together(e)))
     try:
         num_poly, den_poly = sp.Poly(num, x), sp.Poly(den, x)
     except sp.PolynomialError:
-        return None
+        return None, ""
+    if any(interval.contains(root) is sp.true for root in _real_roots(den_poly)):
+        return None, ""  # a pole inside the interval: not handled
+    roots = sorted({root for root in _real_roots(num_poly) if interval.contains(root) is sp.true},
+                   key=lambda z: sp.N(z, 40))
     lo, hi = interval.start, interval.end
-    for poly, must_be_nonzero in ((num_poly, strict), (den_poly, True)):
-        if not _poly_keeps_sign(poly, lo, hi, interval, nonzero=must_be_nonzero):
-            return None
-    # constant sign established on the interval for both: read it at one interior rational point
-    point = _interior_point(num_poly * den_poly, lo, hi)
-    value = num_poly.eval(point) / den_poly.eval(point)
-    if value > 0 or (value == 0 and not strict):
-        return f"exact real-root isolation on {sp.sstr(interval)}"
+    points = list(roots)
+    fences = [lo] + roots + [hi]
+    for a, b in zip(fences, fences[1:]):
+        point = _rational_between(a, b)
+        if point is not None:
+            points.append(point)
+    for end, open_ in ((lo, interval.left_open), (hi, interval.right_open)):
+        if end.is_finite and not open_:
+            points.append(end)
+    for point in points:
+        value = num_poly.eval(point) * den_poly.eval(point)  # same sign as num/den
+        value = sp.nsimplify(value) if not value.is_Rational else value
+        if value.is_negative or (strict and value.is_zero):
+            return False, f"exact witness {x} = {sp.sstr(point)} on {sp.sstr(interval)}: value {sp.sstr(sp.N(value, 8))}"
+        if value.is_negative is None or (strict and value.is_zero is None):
+            return None, ""
+    return True, f"exact real-root isolation on {sp.sstr(interval)}"
+
+
+def _real_roots(poly: sp.Poly) -> list:
+    if poly.degree() <= 0:
+        return []
+    return list(dict.fromkeys(sp.real_roots(poly)))
+
+
+def _rational_between(a: sp.Basic, b: sp.Basic) -> sp.Rational | None:
+    if a.is_infinite and b.is_infinite:
+        return sp.Integer(0)
+    if a.is_infinite:
+        return sp.floor(sp.N(b, 30)) - 1
+    if b.is_infinite:
+        return sp.ceiling(sp.N(a, 30)) + 1
+    if sp.N(b - a, 40) <= 0:
+        return None
+    for digits in (30, 60, 120):
+        mid = sp.Rational(str(sp.N((a + b) / 2, digits)))
+        if (mid > a) is sp.true and (mid < b) is sp.true:
+            return mid
     return None
-
-
-def _poly_keeps_sign(poly: sp.Poly, lo, hi, interval: sp.Interval, nonzero: bool) -> bool:
-    if poly.is_zero:
-        return False
-    for factor, multiplicity in poly.sqf_list()[1]:
-        if factor.degree() == 0:
-            continue
-        roots = [r for r in sp.real_roots(factor) if interval.contains(r) is sp.true]
-        inner = [r for r in roots if r != lo and r != hi]
-        if multiplicity % 2 == 1 and inner:
-            return False  # a sign change strictly inside
-        if nonzero and roots:
-            return False
-    return True
-
-
-def _interior_point(poly: sp.Poly, lo, hi) -> sp.Rational:
-    lo = sp.Rational(lo) if lo.is_finite else sp.Rational(hi) - 10
-    hi = sp.Rational(hi) if hi.is_finite else lo + 10
-    for k in range(1, 64):
-        point = lo + (hi - lo) * sp.Rational(k, 64)
-        if poly.eval(point) != 0:
-            return point
-    return (lo + hi) / 2
 
 
 # -- counterexamples ---------------------------------------------------------------------------
@@ -407,9 +418,14 @@ def decide(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context) -> Outcome
             return Outcome(Status.PROVED, f"difference simplifies to {sp.sstr(value)}, which is nonzero")
     else:
         bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
-        how = sign_decision(ctx.with_positive_atoms(bigger - smaller), relation in ("<", ">"), ctx)
+        difference = ctx.with_positive_atoms(bigger - smaller)
+        strict = relation in ("<", ">")
+        how = sign_decision(difference, strict, ctx)
         if how:
             return Outcome(Status.PROVED, how)
+        verdict, detail = univariate_sign(difference, strict, ctx)
+        if verdict is False:
+            return Outcome(Status.REFUTED, detail)
     counter = find_counterexample(a, relation, b, ctx)
     if counter:
         return Outcome(Status.REFUTED, counter)

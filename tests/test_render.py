@@ -1,0 +1,73 @@
+"""The LaTeX rendering: prose escaping, the whole document, the command line, and a real compile."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from grpo_verify import latex, render
+from grpo_verify.proof import Assumption, Result, Step
+from grpo_verify.proof.catalog import families
+
+PDFLATEX = shutil.which("pdflatex")
+
+
+def test_prose_escapes_text_and_keeps_maths():
+    assert latex.prose("a_b 50% & $\\hat A_i$") == r"a\_b 50\% \& $\hat A_i$"
+
+
+@pytest.mark.parametrize("bad, message", [("caf\u00e9", "non-ASCII"), ("$x", "unbalanced"),
+                                          ("$\x0barepsilon$", "control characters")])
+def test_prose_rejects_what_latex_cannot_typeset(bad, message):
+    with pytest.raises(latex.ProseError, match=message):
+        latex.prose(bad, "here")
+
+
+def test_every_derivation_typesets():
+    fams = families()
+    reports = {r.name: r.check() for f in fams for r in f.results}
+    text = latex.document(fams, reports, "test")
+    assert text.startswith(r"\documentclass") and text.rstrip().endswith(r"\end{document}")
+    for f in fams:
+        for r in f.results:
+            assert latex.prose(r.name) in text
+
+
+def test_a_refuted_step_is_shown_as_refuted():
+    p = sp.Symbol("p", positive=True)
+    wrong = Result(name="planted", doc="A planted error.", lhs=(p + 1) ** 2, rhs=p**2 + 1,
+                   assumptions=(Assumption("$p > 0$"),), steps=(Step(p**2 + 1, "forgot the cross term"),))
+    section = latex.result_section(wrong, wrong.check())
+    assert r"\textbf{REFUTED}" in section and "counterexample" in section
+
+
+def test_help_works(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        render.main(["--help"])
+    assert exit_info.value.code == 0
+    assert "--pdf" in capsys.readouterr().out
+
+
+def test_pdf_without_an_engine_is_a_clear_error(tmp_path, capsys):
+    code = render.main(["--out", str(tmp_path / "out"), "--pdf", "--engine", "no-such-latex-engine"])
+    assert code == 2
+    assert "no-such-latex-engine" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_out_must_be_a_folder(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("x")
+    assert render.main(["--out", str(target)]) == 2
+    assert "not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(PDFLATEX is None and not os.environ.get("CI"), reason="pdflatex is not installed")
+def test_document_compiles_to_pdf(tmp_path):
+    code = render.main(["--out", str(tmp_path), "--pdf", "--strict"])
+    assert code == 0
+    pdf = Path(tmp_path, "derivations.pdf")
+    assert pdf.read_bytes().startswith(b"%PDF")
+    assert Path(tmp_path, "derivations.json").exists()
