@@ -1,0 +1,478 @@
+"""D5 Bias of the group baseline: the group mean shrinks the policy gradient by (R-1)/R; std scaling rescales it only for binary rewards.
+
+With rollouts $o_1, \dots, o_R$ drawn i.i.d. from $\pi_\theta$, rewards $r_i$, scores $g_i$ (one coordinate)
+and $\nabla J = E[r g]$ (the score-function identity of D1), the group-mean baseline gives
+$E[(r_i - \bar r) g_i] = \frac{R-1}{R} \nabla J$ and the leave-one-out baseline
+$r_i - \frac{1}{R-1} \sum_{j \ne i} r_j$ is exactly unbiased. Both are proved twice: by expectation algebra
+(linearity, independence of different rollouts, $E[g] = 0$, identical distribution; $R \ge 2$ symbolic) and
+by brute-force enumeration of all $K^R$ outcome tuples of a finite model with symbolic probabilities, rewards
+and mean-zero scores ($R, K \in \{2, 3\}$). With std scaling and binary rewards, conditioning on rollout $i$
+gives $E[A_i g_i] = E[g_i h(r_i)]$ with $h$ a function on $\{0, 1\}$, hence affine, so
+$E[A_i g_i] = c_R(p) \nabla J$ with $c_R(p) = h(1) - h(0)$ an explicit binomial average of the advantages
+(degenerate groups contribute 0); $c_R$ is tabulated for $R \in \{2, 4, 8\}$ and checked exactly against
+enumeration with a symbolic stabiliser $\epsilon$ (sample std $R \in \{2, 3, 4\}$, population std
+$R \in \{2, 3\}$). The conditioning step itself is stated as a remark, not checked abstractly. With three reward values the
+rescaling fails: an exact softmax bandit with rewards $1, 1/2, 0$ has $E[A_1 g_1]$ not parallel to
+$\nabla J$ (a nonzero $2 \times 2$ minor), while with two actions every $E[f(a) g(a)]$ is a multiple of one
+vector, so no two-action counterexample exists.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import sympy as sp
+
+from .d4_zero_sum import binary_advantages
+from .notation import R, eps, g, group_mean, i, j, r
+from grpo_verify.proof import Assumption, Remark, Result, Step
+
+# == expectation algebra ==========================================================================
+RANDOM = (r, g)  # the random quantities: rewards and scores of the rollouts
+
+
+def _is_random(x: sp.Basic) -> bool:
+    return any(a.base in RANDOM for a in x.atoms(sp.Indexed))
+
+
+class Ex(sp.Function):
+    """$E[X]$, unevaluated except for linearity.
+
+    ``doit`` applies linearity only: it expands its argument, splits sums (finite sums over rollouts
+    included) and pulls out every factor free of the random quantities ``r[.]``, ``g[.]``. Products of
+    random quantities stay inside, so independence, $E[g] = 0$ and identical distribution must be
+    applied explicitly as rewrite facts.
+    """
+
+    nargs = 1
+
+    def doit(self, **hints):
+        arg = self.args[0]
+        if hints.get("deep", True):
+            arg = arg.doit(**hints)
+        return _linear(arg)
+
+    def _latex(self, printer):
+        return r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
+
+
+def _linear(x: sp.Basic) -> sp.Basic:
+    x = sp.expand(x)
+    if isinstance(x, sp.Add):
+        return sp.Add(*[_linear(term) for term in x.args])
+    if isinstance(x, sp.Sum):
+        return sp.Sum(_linear(x.function), *x.limits)
+    if not _is_random(x):
+        return x
+    factors = sp.Mul.make_args(x)
+    constant = sp.Mul(*[f for f in factors if not _is_random(f)])
+    random_factors = [f for f in factors if _is_random(f)]
+    sums = [f for f in random_factors if isinstance(f, sp.Sum)]
+    if sums:
+        s = sums[0]
+        rest = sp.Mul(*[f for f in random_factors if f is not s])
+        return constant * _linear(sp.Sum(rest * s.function, *s.limits))
+    return constant * Ex(sp.Mul(*random_factors))
+
+
+G = sp.Symbol("G", real=True)  # one coordinate of grad J = E[r g]
+n = sp.Symbol("n", integer=True, nonnegative=True)  # R = i + n encodes i <= R
+delta = sp.KroneckerDelta(i, j)
+E_diag = Ex(r[i] * g[i])
+others = sp.Sum(Ex(r[j] * g[i]) * (1 - delta), (j, 1, R))  # sum over j != i of E[r_j g_i]
+others_factored = sp.Sum(Ex(r[j]) * Ex(g[i]) * (1 - delta), (j, 1, R))
+
+GROUP = Assumption("$R \\ge 2$ rollouts drawn i.i.d. from $\\pi_\\theta$", R >= 2)
+INDEX = Assumption("$1 \\le i \\le R$; write $R = i + n$ with $n \\ge 0$", i <= R)
+INDEPENDENCE = (others, others_factored)  # E[r_j g_i] = E[r_j] E[g_i] for j != i
+MEAN_ZERO_SCORE = (Ex(g[i]), sp.Integer(0))  # E[g] = 0 (D1: a constant baseline adds nothing)
+SCORE_FUNCTION = (E_diag, G)  # E[r_i g_i] = E[r g] = grad J for every i (identical distribution, D1)
+SIFT = (R, i + n)
+
+group_baseline_gradient_is_shrunk_by_R_minus_1_over_R = Result(
+    name="group_baseline_gradient_is_shrunk_by_R_minus_1_over_R",
+    doc="With the group-mean baseline $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R} \\nabla J$ for every rollout $i$.",
+    lhs=Ex((r[i] - group_mean()) * g[i]),
+    rhs=(R - 1) / R * G,
+    assumptions=(GROUP, INDEX),
+    steps=(
+        Step(E_diag - sp.Sum(Ex(r[j] * g[i]), (j, 1, R)) / R, "linearity of expectation",
+             "Expand the product and exchange $E$ with the finite sum over $j$."),
+        Step(E_diag - (sp.Sum(Ex(r[j] * g[i]) * delta, (j, 1, R)) + others) / R, "split the sum at $j = i$",
+             "$1 = \\delta_{ij} + (1 - \\delta_{ij})$ inside the sum."),
+        Step(E_diag - (E_diag + others) / R, "sifting property of $\\delta_{ij}$",
+             "$1 \\le i \\le R$, so exactly one term survives.", using=(SIFT,)),
+        Step(E_diag - (E_diag + others_factored) / R, "independence of different rollouts",
+             "For $j \\ne i$ the rollouts $o_j$ and $o_i$ are independent: $E[r_j g_i] = E[r_j] E[g_i]$.",
+             using=(INDEPENDENCE,)),
+        Step(E_diag - E_diag / R, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
+        Step((R - 1) / R * G, "score-function identity",
+             "$E[r_i g_i] = E[r g] = \\nabla J$ since each rollout is distributed as $\\pi_\\theta$ (D1).",
+             using=(SCORE_FUNCTION,)),
+    ),
+)
+
+leave_one_out_sum = sp.Sum(r[j], (j, 1, R)) - r[i]  # sum over j != i of r_j
+leave_one_out_baseline_is_unbiased = Result(
+    name="leave_one_out_baseline_is_unbiased",
+    doc="With the leave-one-out baseline $\\frac{1}{R-1} \\sum_{j \\ne i} r_j$ the estimate is unbiased: "
+        "$E[(r_i - \\frac{1}{R-1} \\sum_{j \\ne i} r_j) g_i] = \\nabla J$.",
+    lhs=Ex((r[i] - leave_one_out_sum / (R - 1)) * g[i]),
+    rhs=G,
+    assumptions=(GROUP, INDEX, Assumption("$R - 1 > 0$", positive=R - 1)),
+    steps=(
+        Step(E_diag - (sp.Sum(Ex(r[j] * g[i]), (j, 1, R)) - E_diag) / (R - 1), "linearity of expectation",
+             "Expand the product and exchange $E$ with the finite sum over $j$."),
+        Step(E_diag - (sp.Sum(Ex(r[j] * g[i]) * delta, (j, 1, R)) + others - E_diag) / (R - 1),
+             "split the sum at $j = i$", "$1 = \\delta_{ij} + (1 - \\delta_{ij})$ inside the sum."),
+        Step(E_diag - others / (R - 1), "sifting property of $\\delta_{ij}$",
+             "$1 \\le i \\le R$, so the $j = i$ term cancels the subtracted $E[r_i g_i]$.", using=(SIFT,)),
+        Step(E_diag - others_factored / (R - 1), "independence of different rollouts",
+             "$E[r_j g_i] = E[r_j] E[g_i]$ for $j \\ne i$.", using=(INDEPENDENCE,)),
+        Step(E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
+        Step(G, "score-function identity", "$E[r_i g_i] = \\nabla J$ (D1).", using=(SCORE_FUNCTION,)),
+    ),
+)
+
+# == exact verification on a finite model =========================================================
+# K outcomes with probabilities p_1..p_K (p_K = 1 - sum of the others), rewards rho_a and score
+# coordinates gamma_a with sum_a p_a gamma_a = 0 (gamma_K solved from it). R draws enumerated.
+
+
+def finite_model(K: int):
+    """(probabilities, rewards, scores) of a K-outcome model; the last entries are solved from the constraints."""
+    ps = list(sp.symbols(f"p_1:{K}", positive=True))
+    ps.append(1 - sum(ps))
+    rhos = list(sp.symbols(f"rho_1:{K + 1}", real=True))
+    gammas = list(sp.symbols(f"gamma_1:{K}", real=True))
+    gammas.append(-sum(pa * ga for pa, ga in zip(ps, gammas)) / ps[-1])
+    return ps, rhos, gammas
+
+
+def enumerate_expectation(probs, size: int, body) -> sp.Expr:
+    """E[body(outcomes)] for ``size`` i.i.d. draws, by summing over all tuples of outcomes."""
+    total = sp.Integer(0)
+    for outcomes in itertools.product(range(len(probs)), repeat=size):
+        weight = sp.Mul(*[probs[a] for a in outcomes])
+        total += weight * body(outcomes)
+    return total
+
+
+def _finite_baseline_table(baseline: str):
+    lhs, rhs = [], []
+    for size in (2, 3):
+        for K in (2, 3):
+            ps, rhos, gammas = finite_model(K)
+            grad_J = sum(pa * ra * ga for pa, ra, ga in zip(ps, rhos, gammas))
+            for idx in range(size):
+                def body(o, idx=idx, size=size):
+                    rewards = [rhos[a] for a in o]
+                    if baseline == "group":
+                        base = sum(rewards) / size
+                    else:
+                        base = (sum(rewards) - rewards[idx]) / (size - 1)
+                    return (rewards[idx] - base) * gammas[o[idx]]
+                lhs.append(enumerate_expectation(ps, size, body))
+                rhs.append(sp.Rational(size - 1, size) * grad_J if baseline == "group" else grad_J)
+    return sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)
+
+
+FINITE = Assumption("finite model: $K$ outcomes with probabilities $p_a > 0$, $p_K = 1 - \\sum_{a<K} p_a$, "
+                    "rewards $\\rho_a$, scores $\\gamma_a$ with $\\sum_a p_a \\gamma_a = 0$; every "
+                    "$(R, K) \\in \\{2, 3\\}^2$ and every rollout $i$ is an entry")
+_group_lhs, _group_rhs = _finite_baseline_table("group")
+group_baseline_bias_is_exact_on_finite_models = Result(
+    name="group_baseline_bias_is_exact_on_finite_models",
+    doc="On finite models with $R, K \\in \\{2, 3\\}$, enumerating all $K^R$ outcome tuples gives "
+        "$E[(r_i - \\bar r) g_i] = \\frac{R-1}{R} \\sum_a p_a \\rho_a \\gamma_a$ exactly, for every $i$.",
+    lhs=_group_lhs, rhs=_group_rhs,
+    assumptions=(FINITE,),
+    rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+)
+
+_loo_lhs, _loo_rhs = _finite_baseline_table("leave_one_out")
+leave_one_out_baseline_is_unbiased_on_finite_models = Result(
+    name="leave_one_out_baseline_is_unbiased_on_finite_models",
+    doc="On finite models with $R, K \\in \\{2, 3\\}$, enumerating all outcome tuples gives "
+        "$E[(r_i - \\frac{1}{R-1} \\sum_{j \\ne i} r_j) g_i] = \\sum_a p_a \\rho_a \\gamma_a$ exactly.",
+    lhs=_loo_lhs, rhs=_loo_rhs,
+    assumptions=(FINITE,),
+    rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+)
+
+# == std scaling with binary rewards: a pure rescaling ============================================
+h = sp.Function("h", real=True)  # h(x): expected advantage of a rollout with reward x, given x
+x = sp.Symbol("x", real=True)
+
+function_on_zero_one_is_affine = Result(
+    name="function_on_zero_one_is_affine",
+    doc="Every function $h$ on $\\{0, 1\\}$ is affine: $h(x) = h(0) + (h(1) - h(0)) x$ for $x = 0$ and $x = 1$.",
+    lhs=sp.ImmutableMatrix([[h(0) + (h(1) - h(0)) * 0, h(0) + (h(1) - h(0)) * 1]]),
+    rhs=sp.ImmutableMatrix([[h(0), h(1)]]),
+    rule="evaluate at both points", why="Both sides agree at $x = 0$ and at $x = 1$.",
+)
+
+binary_reward_scaled_gradient_is_rescaled_policy_gradient = Result(
+    name="binary_reward_scaled_gradient_is_rescaled_policy_gradient",
+    doc="For binary rewards, $E[g_i h(r_i)] = (h(1) - h(0)) \\nabla J$ for any $h$; with "
+        "$h(x) = E[A_i \\mid r_i = x]$ (the other $R-1$ rollouts averaged out, independent of $g_i$ given "
+        "$r_i$ only through $r_i$) this is $E[A_i g_i] = c_R(p) \\nabla J$.",
+    lhs=Ex(g[i] * h(r[i])),
+    rhs=(h(1) - h(0)) * G,
+    assumptions=(Assumption("$r_i \\in \\{0, 1\\}$"),),
+    steps=(
+        Step(Ex(g[i] * (h(0) + (h(1) - h(0)) * r[i])), "function_on_zero_one_is_affine",
+             "$r_i$ takes only the values 0 and 1.", using=((h(r[i]), h(0) + (h(1) - h(0)) * r[i]),)),
+        Step(h(0) * Ex(g[i]) + (h(1) - h(0)) * E_diag, "linearity of expectation",
+             "$h(0)$ and $h(1)$ are numbers."),
+        Step((h(1) - h(0)) * E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
+        Step((h(1) - h(0)) * G, "score-function identity", "$E[r_i g_i] = \\nabla J$ (D1).",
+             using=(SCORE_FUNCTION,)),
+    ),
+)
+
+p = sp.Symbol("p", real=True)  # success probability
+jj = sp.Symbol("j", integer=True, nonnegative=True)  # successes among the other R - 1 rollouts
+
+
+def a_plus(successes, size, scale: str = "sample", stabiliser=0) -> sp.Expr:
+    """Advantage of a success in a group with ``successes`` successes; 0 for the degenerate group k = R."""
+    successes, size = sp.sympify(successes), sp.sympify(size)  # never Python float division
+    if successes == size:
+        return sp.Integer(0)
+    return binary_advantages(scale, successes, size, stabiliser)[0]
+
+
+def a_minus(successes, size, scale: str = "sample", stabiliser=0) -> sp.Expr:
+    """Advantage of a failure in a group with ``successes`` successes; 0 for the degenerate group k = 0."""
+    successes, size = sp.sympify(successes), sp.sympify(size)
+    if successes == 0:
+        return sp.Integer(0)
+    return binary_advantages(scale, successes, size, stabiliser)[1]
+
+
+def binomial_weight(successes, size, prob=p) -> sp.Expr:
+    """P(j successes among the other size - 1 rollouts), j ~ Binomial(size - 1, prob)."""
+    return sp.binomial(size - 1, successes) * prob ** successes * (1 - prob) ** (size - 1 - successes)
+
+
+def c_R(prob=p, size=R, stabiliser=0, scale: str = "sample") -> sp.Expr:
+    """c_R(p) = h(1) - h(0): E[A_i g_i] = c_R(p) grad J for binary rewards with success probability p.
+
+    For an integer ``size`` the explicit polynomial/radical expression; for symbolic ``size`` the sums
+    over j (degenerate terms, which are 0, left out: j <= R - 2 for h(1), j >= 1 for h(0)).
+    """
+    if isinstance(size, int) or (isinstance(size, sp.Integer)):
+        size = int(size)
+        h1 = sum(binomial_weight(s, size, prob) * a_plus(s + 1, size, scale, stabiliser) for s in range(size))
+        h0 = sum(binomial_weight(s, size, prob) * a_minus(s, size, scale, stabiliser) for s in range(size))
+        return h1 - h0
+    h1 = sp.Sum(binomial_weight(jj, size, prob) * binary_advantages(scale, jj + 1, size, stabiliser)[0],
+                (jj, 0, size - 2))
+    h0 = sp.Sum(binomial_weight(jj, size, prob) * binary_advantages(scale, jj, size, stabiliser)[1],
+                (jj, 1, size - 1))
+    return h1 - h0
+
+
+def _tidy(e: sp.Expr) -> sp.Expr:
+    poly = sp.Poly(sp.expand(e), p)
+    return sp.Add(*[sp.radsimp(cf) * p ** m[0] for m, cf in zip(poly.monoms(), poly.coeffs())])
+
+
+# The table for R in {2, 4, 8}: explicit polynomials in p with radical coefficients (sample std, eps = 0).
+C_SAMPLE = {size: _tidy(c_R(p, size)) for size in (2, 4, 8)}
+C_POPULATION = {size: _tidy(c_R(p, size, scale="population")) for size in (2, 4, 8)}
+C_SAMPLE_AT_HALF = {size: sp.nsimplify(sp.radsimp(C_SAMPLE[size].subs(p, sp.Rational(1, 2))))
+                    for size in (2, 4, 8)}
+PROBABILITY = Assumption("$p \\in [0, 1]$ is the success probability", domain=(p, sp.Interval(0, 1)))
+
+c_R_sample_std_closed_forms = Result(
+    name="c_R_sample_std_closed_forms",
+    doc="With the sample std and $\\epsilon = 0$, $c_R(p) = h(1) - h(0)$ is, for $R = 2, 4, 8$ (entries in "
+        "this order), the polynomial on the right; $c_2 = 1/\\sqrt{2}$ does not depend on $p$.",
+    lhs=sp.ImmutableMatrix([[c_R(p, size) for size in (2, 4, 8)]]),
+    rhs=sp.ImmutableMatrix([[C_SAMPLE[size] for size in (2, 4, 8)]]),
+    assumptions=(PROBABILITY,),
+    rule="binomial average of $a_+(j+1) - a_-(j)$",
+    why="$h(1) = \\sum_j P(j) a_+(j+1)$ and $h(0) = \\sum_j P(j) a_-(j)$, $j \\sim \\mathrm{Bin}(R-1, p)$, "
+        "degenerate groups contributing 0.",
+)
+
+c_R_population_std_closed_forms = Result(
+    name="c_R_population_std_closed_forms",
+    doc="With the population std and $\\epsilon = 0$, $c_R(p)$ for $R = 2, 4, 8$ (entries in this order).",
+    lhs=sp.ImmutableMatrix([[c_R(p, size, scale="population") for size in (2, 4, 8)]]),
+    rhs=sp.ImmutableMatrix([[C_POPULATION[size] for size in (2, 4, 8)]]),
+    assumptions=(PROBABILITY,),
+    rule="binomial average of $a_+(j+1) - a_-(j)$", why="As for the sample std, with $\\sigma$ in place of $s$.",
+)
+
+c_R_sample_std_at_one_half = Result(
+    name="c_R_sample_std_at_one_half",
+    doc="At $p = 1/2$ the sample-std factors $c_2, c_4, c_8$ are the numbers on the right.",
+    lhs=sp.ImmutableMatrix([[C_SAMPLE[size].subs(p, sp.Rational(1, 2)) for size in (2, 4, 8)]]),
+    rhs=sp.ImmutableMatrix([[C_SAMPLE_AT_HALF[size] for size in (2, 4, 8)]]),
+    rule="evaluation", why="Substitute $p = 1/2$.",
+)
+
+
+def group_advantages(rewards, scale: str = "sample", stabiliser=0) -> list[sp.Expr]:
+    """The advantages of one concrete group; a zero-variance group gets all zeros (D4's convention)."""
+    size = len(rewards)
+    mean = sp.Add(*rewards) / size
+    centred = [sp.nsimplify(rw - mean) for rw in rewards]
+    if all(c_ == 0 for c_ in centred):
+        return [sp.Integer(0)] * size
+    sum_sq = sp.Add(*[c_ ** 2 for c_ in centred])
+    denominator = {"sample": sp.sqrt(sum_sq / (size - 1)) + stabiliser,
+                   "population": sp.sqrt(sum_sq / size) + stabiliser,
+                   "none": sp.Integer(1)}[scale]
+    return [c_ / denominator for c_ in centred]
+
+
+q1, q2 = sp.symbols("q_1 q_2", positive=True)
+b1, b2 = sp.symbols("gamma_1 gamma_2", real=True)
+# three outcomes: two correct (probabilities q1, q2), one wrong; scores mean zero
+_binary_probs = [q1, q2, 1 - q1 - q2]
+_binary_rewards = [1, 1, 0]
+_binary_scores = [b1, b2, -(q1 * b1 + q2 * b2) / (1 - q1 - q2)]
+
+
+def _scaled_gradient_table(scale: str, sizes=(2, 3, 4)):
+    lhs, rhs = [], []
+    grad_J = q1 * b1 + q2 * b2
+    for size in sizes:
+        def body(o, size=size):
+            adv = group_advantages([_binary_rewards[a] for a in o], scale, eps)
+            return adv[0] * _binary_scores[o[0]]
+        lhs.append(enumerate_expectation(_binary_probs, size, body))
+        rhs.append(c_R(q1 + q2, size, eps, scale) * grad_J)
+    return sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)
+
+
+BINARY_MODEL = Assumption("three outcomes, two correct (probabilities $q_1, q_2$) and one wrong, "
+                          "$p = q_1 + q_2$, scores $\\gamma_a$ with mean zero; $\\epsilon \\ge 0$ symbolic")
+_sample_lhs, _sample_rhs = _scaled_gradient_table("sample")
+sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
+    name="sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
+    doc="On a three-outcome binary-reward model, enumerating all tuples gives $E[A_1 g_1] = c_R(p) \\nabla J$ "
+        "exactly for $R = 2, 3, 4$ (sample std, symbolic $\\epsilon$).",
+    lhs=_sample_lhs, rhs=_sample_rhs,
+    assumptions=(BINARY_MODEL,),
+    rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+)
+
+_pop_lhs, _pop_rhs = _scaled_gradient_table("population", sizes=(2, 3))
+population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
+    name="population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
+    doc="The same with the population std: $E[A_1 g_1] = c_R(p) \\nabla J$ exactly for $R = 2, 3$.",
+    lhs=_pop_lhs, rhs=_pop_rhs,
+    assumptions=(BINARY_MODEL,),
+    rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+)
+
+conditioning_on_rollout_i = Remark(
+    "conditioning_on_rollout_i",
+    "The step $E[A_i g_i] = E[g_i h(r_i)]$ is the tower property: given $o_i$, the other $R - 1$ rollouts are "
+    "independent of $o_i$, so $E[A_i \\mid o_i]$ depends on $o_i$ only through $r_i$; it is $h(r_i)$ with "
+    "$h(x)$ the average of the advantage of a rollout with reward $x$ over $j \\sim \\mathrm{Bin}(R-1, p)$ "
+    "successes among the others. The abstract step is not checked symbolically; the finite-model results "
+    "above check its consequence exactly for $R \\le 4$.",
+)
+
+# == three reward values: no rescaling ============================================================
+th = sp.symbols("theta_1:4", real=True)
+_exp = [sp.exp(t_) for t_ in th]
+softmax3 = [e_ / sum(_exp) for e_ in _exp]
+LOGITS = {th[0]: sp.log(3), th[1]: sp.log(2), th[2]: sp.Integer(0)}  # pi = (1/2, 1/3, 1/6)
+pi_cx = [sp.simplify(pa.subs(LOGITS)) for pa in softmax3]
+score_cx = [[sp.simplify(sp.diff(sp.log(softmax3[a]), th[b]).subs(LOGITS)) for b in range(3)] for a in range(3)]
+rewards_cx = [sp.Integer(1), sp.Rational(1, 2), sp.Integer(0)]
+
+
+def _scaled_gradient_vector(size: int) -> sp.ImmutableMatrix:
+    def body(o):
+        return sp.Matrix(score_cx[o[0]]) * group_advantages([rewards_cx[a] for a in o], "sample")[0]
+    total = sp.zeros(3, 1)
+    for o in itertools.product(range(3), repeat=size):
+        total += sp.Mul(*[pi_cx[a] for a in o]) * body(o)
+    return sp.ImmutableMatrix(total.applyfunc(sp.radsimp))
+
+
+grad_J_cx = sp.ImmutableMatrix([sum(pi_cx[a] * rewards_cx[a] * score_cx[a][b] for a in range(3)) for b in range(3)])
+scaled_cx = {size: _scaled_gradient_vector(size) for size in (2, 3)}
+CX = Assumption("softmax bandit with logits $\\theta = (\\log 3, \\log 2, 0)$, so $\\pi = (1/2, 1/3, 1/6)$, "
+                "rewards $(1, 1/2, 0)$, score $e_a - \\pi$, sample std, $\\epsilon = 0$")
+
+three_action_policy_gradient_is_explicit = Result(
+    name="three_action_policy_gradient_is_explicit",
+    doc="In the three-action bandit, $\\nabla J = (1/6, -1/18, -1/9)$.",
+    lhs=grad_J_cx, rhs=sp.ImmutableMatrix([sp.Rational(1, 6), -sp.Rational(1, 18), -sp.Rational(1, 9)]),
+    assumptions=(CX,), rule="$\\nabla J = \\sum_a \\pi_a r_a (e_a - \\pi)$", why="Exact sum over three actions.",
+)
+
+three_reward_scaled_gradient_is_explicit = Result(
+    name="three_reward_scaled_gradient_is_explicit",
+    doc="In the three-action bandit, $E[A_1 g_1] = \\sqrt{2} (1/8, -1/18, -5/72)$ for $R = 2$ (first column) "
+        "and $(1/18 + 7\\sqrt{3}/54, -2\\sqrt{3}/27, -1/18 - \\sqrt{3}/18)$ for $R = 3$ (second column), by "
+        "enumerating all $3^R$ tuples.",
+    lhs=sp.ImmutableMatrix.hstack(scaled_cx[2], scaled_cx[3]),
+    rhs=sp.ImmutableMatrix([[sp.sqrt(2) / 8, sp.Rational(1, 18) + 7 * sp.sqrt(3) / 54],
+                            [-sp.sqrt(2) / 18, -2 * sp.sqrt(3) / 27],
+                            [-5 * sp.sqrt(2) / 72, -sp.sqrt(3) / 18 - sp.Rational(1, 18)]]),
+    assumptions=(CX,), rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+)
+
+
+def _minor(u, w) -> sp.Expr:
+    return u[0] * w[1] - u[1] * w[0]
+
+
+three_reward_scaled_gradient_is_not_parallel_R2 = Result(
+    name="three_reward_scaled_gradient_is_not_parallel_R2",
+    doc="With rewards $(1, 1/2, 0)$ and $R = 2$, $E[A_1 g_1]$ is not a multiple of $\\nabla J$: the minor "
+        "$u_1 v_2 - u_2 v_1$ of the two vectors is nonzero.",
+    lhs=_minor(scaled_cx[2], grad_J_cx), rhs=sp.Integer(0), relation="!=",
+    assumptions=(CX,), rule="exact evaluation of the minor", why="Both vectors are exact algebraic numbers.",
+)
+
+three_reward_scaled_gradient_is_not_parallel_R3 = Result(
+    name="three_reward_scaled_gradient_is_not_parallel_R3",
+    doc="The same for $R = 3$: the minor $u_1 v_2 - u_2 v_1$ is nonzero.",
+    lhs=_minor(scaled_cx[3], grad_J_cx), rhs=sp.Integer(0), relation="!=",
+    assumptions=(CX,), rule="exact evaluation of the minor", why="Both vectors are exact algebraic numbers.",
+)
+
+# == two actions: always parallel =================================================================
+s1, s2 = sp.symbols("theta_1 theta_2", real=True)
+_pi2 = [sp.exp(s1) / (sp.exp(s1) + sp.exp(s2)), sp.exp(s2) / (sp.exp(s1) + sp.exp(s2))]
+_score2 = [sp.ImmutableMatrix([sp.diff(sp.log(pa), s_) for s_ in (s1, s2)]) for pa in _pi2]
+f1, f2 = sp.symbols("f_1 f_2", real=True)
+
+two_action_scores_are_dependent = Result(
+    name="two_action_scores_are_dependent",
+    doc="With two softmax actions, $\\pi_1 g_1 + \\pi_2 g_2 = 0$ (score vectors in $\\mathbb{R}^2$).",
+    lhs=_pi2[0] * _score2[0] + _pi2[1] * _score2[1], rhs=sp.ImmutableMatrix([0, 0]),
+    assumptions=(Assumption("logits $\\theta_1, \\theta_2$ real, $\\pi = \\mathrm{softmax}(\\theta)$"),),
+    rule="differentiate the log-softmax", why="The score has mean zero.",
+)
+
+two_action_expectations_are_multiples_of_one_vector = Result(
+    name="two_action_expectations_are_multiples_of_one_vector",
+    doc="With two actions every $E[f(a) g(a)] = \\pi_1 f_1 g_1 + \\pi_2 f_2 g_2$ equals $\\pi_1 (f_1 - f_2) g_1$, "
+        "so $E[A_1 g_1]$ and $\\nabla J$ are always parallel.",
+    lhs=_pi2[0] * f1 * _score2[0] + _pi2[1] * f2 * _score2[1], rhs=_pi2[0] * (f1 - f2) * _score2[0],
+    assumptions=(Assumption("logits $\\theta_1, \\theta_2$ real, $f$ any function of the action"),),
+    rule="two_action_scores_are_dependent", why="Substitute $\\pi_2 g_2 = -\\pi_1 g_1$.",
+)
+
+why_three_reward_values = Remark(
+    "why_three_reward_values",
+    "For a softmax bandit $\\sum_a \\pi_a f_a (e_a - \\pi) = (\\pi_a (f_a - \\bar f))_a$, so $E[A_1 g_1] = E[h(r) g]$ is "
+    "parallel to $\\nabla J = E[r g]$ exactly when $h$ is affine in $r$ on the rewards that occur. With two reward "
+    "values (binary, or any two values among any number of actions) $h$ is affine, as for $\\{0, 1\\}$; with two "
+    "actions the score space is one-dimensional (results above). With three reward values $h$ is in general not "
+    "affine: for $R = 2$ the advantage is $\\mathrm{sign}(r_1 - r_2)/\\sqrt{2}$, so here $h(1) = \\sqrt{2}/4$, "
+    "$h(1/2) = -\\sqrt{2}/6$, $h(0) = -5\\sqrt{2}/12$, and $h(1/2) \\ne (h(0) + h(1))/2$.",
+)

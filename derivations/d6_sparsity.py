@@ -1,0 +1,307 @@
+"""D6 Sparsity: groups with equal rewards give no gradient, and the no-std update makes them likelier once p > 1/2.
+
+With binary rewards and success probability $p$, a group of $R$ i.i.d. rollouts has all rewards equal with
+probability $z_R(p) = p^R + (1-p)^R$ (symbolic $R$; checked by enumeration for $R = 2..6$); it equals
+$2^{1-R}$ at $p = 1/2$ (symbolic $R$), is symmetric about $1/2$, and for each $R = 2..16$ it is at least
+$2^{1-R}$ on $[0, 1]$ and increases with $|p - 1/2|$ (exact real-root isolation, one $R$ at a time; no
+symbolic-$R$ proof is attempted). Such a group has all advantages zero and contributes exactly zero gradient.
+For the no-std update $\theta \leftarrow \theta + \eta \hat g$, $\hat g = \frac{1}{R} \sum_i (r_i - \bar r) g_i$,
+D5 gives $E[\hat g] = \frac{R-1}{R} \nabla p$ (binary reward: $J = p$), so to first order in $\eta$ the
+expected success probability moves by $\frac{R-1}{R} \|\nabla p\|^2 \ge 0$. For a softmax bandit
+$\|\nabla p\|^2 = \sum_a \pi_a^2 (1[a \text{ correct}] - p)^2$, positive when $0 < p < 1$ (exactly for
+$K = 3$ with symbolic logits), and the first-order drifts of $p$ and of $z_R(p)$ are verified exactly on that
+bandit for $R = 2$ and $R = 3$ by enumerating all groups. Since $z_R'(p) > 0$ for $p > 1/2$ ($R = 2..16$),
+the zero-gradient probability then rises in expectation to first order; finite steps are left to simulation.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import sympy as sp
+
+from . import d4_zero_sum as d4  # module imports: importing Results by name would list them in D6 too
+from . import d5_baseline_bias as d5
+from .d4_zero_sum import v
+from .d5_baseline_bias import Ex, G
+from .notation import R, g, group_mean, i, j, r
+from grpo_verify.proof import Assumption, ForEach, Remark, Result, Step
+
+p = sp.Symbol("p", real=True)  # success probability
+u = sp.Symbol("u", real=True)  # p = 1/2 + u
+
+
+def zero_gradient_probability(prob=p, size=R) -> sp.Expr:
+    """z_R(p) = P(all R binary rewards equal) = p^R + (1 - p)^R."""
+    return prob ** size + (1 - prob) ** size
+
+
+def zero_gradient_probability_slope(prob=p, size=R) -> sp.Expr:
+    """z_R'(p) = R (p^(R-1) - (1 - p)^(R-1))."""
+    return size * (prob ** (size - 1) - (1 - prob) ** (size - 1))
+
+
+GROUP = Assumption("$R \\ge 2$ rollouts drawn i.i.d., binary rewards with success probability $p$", R >= 2)
+PROBABILITY = Assumption("$p \\in [0, 1]$", domain=(p, sp.Interval(0, 1)))
+RANGE = ForEach.range(R, 2, 16)
+
+all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R = Result(
+    name="all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R",
+    doc="$P(r_1 = \\dots = r_R) = P(\\text{all succeed}) + P(\\text{all fail}) = p^R + (1-p)^R$.",
+    lhs=sp.Product(p, (i, 1, R)) + sp.Product(1 - p, (i, 1, R)),
+    rhs=zero_gradient_probability(),
+    assumptions=(GROUP, PROBABILITY),
+    rule="independence of the rollouts", why="The probability of $R$ independent events is the product.",
+)
+
+
+def _all_equal_by_enumeration(size: int) -> sp.Expr:
+    total = sp.Integer(0)
+    for rewards in itertools.product((0, 1), repeat=size):
+        if len(set(rewards)) == 1:
+            total += sp.Mul(*[p if rw else 1 - p for rw in rewards])
+    return total
+
+
+all_rewards_equal_probability_by_enumeration = Result(
+    name="all_rewards_equal_probability_by_enumeration",
+    doc="Summing the probabilities of all constant binary reward vectors gives $p^R + (1-p)^R$ "
+        "for $R = 2, \\dots, 6$ (entries in this order).",
+    lhs=sp.ImmutableMatrix([_all_equal_by_enumeration(size) for size in range(2, 7)]),
+    rhs=sp.ImmutableMatrix([zero_gradient_probability(p, size) for size in range(2, 7)]),
+    assumptions=(PROBABILITY,),
+    rule="enumeration of all $2^R$ reward vectors", why="Only the two constant vectors count.",
+)
+
+zero_gradient_probability_at_one_half_is_two_pow_one_minus_R = Result(
+    name="zero_gradient_probability_at_one_half_is_two_pow_one_minus_R",
+    doc="At $p = 1/2$: $z_R(1/2) = 2^{1-R}$.",
+    lhs=zero_gradient_probability(sp.Rational(1, 2)),
+    rhs=2 ** (1 - R),
+    assumptions=(GROUP,),
+    rule="powers of 1/2", why="$2 \\cdot 2^{-R} = 2^{1-R}$.",
+)
+
+zero_gradient_probability_is_symmetric_about_one_half = Result(
+    name="zero_gradient_probability_is_symmetric_about_one_half",
+    doc="$z_R(1/2 + u) = z_R(1/2 - u)$: swapping success and failure does not change it.",
+    lhs=zero_gradient_probability(sp.Rational(1, 2) + u),
+    rhs=zero_gradient_probability(sp.Rational(1, 2) - u),
+    assumptions=(GROUP,),
+    rule="commutativity", why="The two terms swap.",
+)
+
+zero_gradient_probability_is_at_least_two_pow_one_minus_R = Result(
+    name="zero_gradient_probability_is_at_least_two_pow_one_minus_R",
+    doc="$p^R + (1-p)^R \\ge 2^{1-R}$ on $[0, 1]$, checked for each $R = 2..16$ (the minimum is at $p = 1/2$).",
+    lhs=zero_gradient_probability(),
+    rhs=2 ** (1 - R),
+    relation=">=",
+    assumptions=(GROUP, PROBABILITY),
+    rule="exact real-root isolation on [0, 1]",
+    why="For each concrete $R$ the difference is a polynomial in $p$ whose only root in $[0, 1]$ is the double "
+        "root $1/2$.",
+    for_each=RANGE,
+)
+
+HALF_INTERVAL = Assumption("$u \\in [0, 1/2]$, i.e. $p = 1/2 + u \\in [1/2, 1]$", domain=(u, sp.Interval(0, sp.Rational(1, 2))))
+zero_gradient_probability_increases_away_from_one_half = Result(
+    name="zero_gradient_probability_increases_away_from_one_half",
+    doc="$\\frac{d}{du} z_R(1/2 + u) \\ge 0$ for $u \\in [0, 1/2]$, checked for each $R = 2..16$; with the symmetry "
+        "$z_R$ increases with $|p - 1/2|$.",
+    lhs=sp.Derivative(zero_gradient_probability(sp.Rational(1, 2) + u), u),
+    rhs=sp.Integer(0),
+    relation=">=",
+    assumptions=(GROUP, HALF_INTERVAL),
+    steps=(
+        Step(R * ((sp.Rational(1, 2) + u) ** (R - 1) - (sp.Rational(1, 2) - u) ** (R - 1)), "power rule",
+             "Differentiate both terms."),
+        Step(sp.Integer(0), "exact real-root isolation on [0, 1/2]",
+             "$1/2 + u \\ge 1/2 - u \\ge 0$ there; decided as a polynomial in $u$ for each $R$.", relation=">="),
+    ),
+    for_each=RANGE,
+)
+
+SLOPE_INTERVAL = Assumption("$p \\in (1/2, 1]$", domain=(p, sp.Interval.Lopen(sp.Rational(1, 2), 1)))
+zero_gradient_probability_slope_is_positive_above_half = Result(
+    name="zero_gradient_probability_slope_is_positive_above_half",
+    doc="$z_R'(p) = R (p^{R-1} - (1-p)^{R-1}) > 0$ for $p \\in (1/2, 1]$, checked for each $R = 2..16$.",
+    lhs=sp.Derivative(zero_gradient_probability(), p),
+    rhs=sp.Integer(0),
+    relation=">",
+    assumptions=(GROUP, SLOPE_INTERVAL),
+    steps=(
+        Step(zero_gradient_probability_slope(), "power rule", "Differentiate both terms."),
+        Step(sp.Integer(0), "exact real-root isolation on (1/2, 1]",
+             "The only root in $[1/2, 1]$ is $p = 1/2$, excluded.", relation=">"),
+    ),
+    for_each=RANGE,
+)
+
+c = sp.Symbol("c", positive=True)  # the group's common scale s + eps (eps > 0, or D4's convention)
+degenerate_group_contributes_zero_gradient = Result(
+    name="degenerate_group_contributes_zero_gradient",
+    doc="If all rewards of a group equal $v$, then $\\sum_i A_i g_i = 0$: the group gives exactly no gradient.",
+    lhs=sp.Sum((v - sp.Sum(v, (j, 1, R)) / R) / c * g[i], (i, 1, R)),
+    rhs=sp.Integer(0),
+    assumptions=(GROUP, Assumption("$r_j = v$ for every $j$; common scale $c > 0$ (with $\\epsilon = 0$ the "
+                                   "advantage of a zero-variance group is 0 by convention, D4)")),
+    steps=(
+        Step(sp.Sum(0 / c * g[i], (i, 1, R)), "degenerate_group_has_zero_centred_rewards",
+             "Every centred reward is 0 (D4).", using=(d4.degenerate_group_has_zero_centred_rewards,)),
+        Step(sp.Integer(0), "sum of zeros"),
+    ),
+)
+
+# == expected update direction and first-order drift ==============================================
+ghat = sp.Sum((r[i] - group_mean()) * g[i], (i, 1, R)) / R  # one coordinate of the no-std GRPO update
+_term = Ex((r[i] - group_mean()) * g[i])
+
+no_std_update_direction_is_R_minus_1_over_R_times_gradient = Result(
+    name="no_std_update_direction_is_R_minus_1_over_R_times_gradient",
+    doc="For $\\hat g = \\frac{1}{R} \\sum_i (r_i - \\bar r) g_i$: $E[\\hat g] = \\frac{R-1}{R} \\nabla J$; for binary "
+        "rewards $J = E[r] = p$, so $E[\\hat g] = \\frac{R-1}{R} \\nabla p$.",
+    lhs=Ex(ghat),
+    rhs=(R - 1) / R * G,
+    assumptions=(GROUP,),
+    steps=(
+        Step(sp.Sum(_term, (i, 1, R)) / R, "linearity of expectation", "Exchange $E$ and the finite sum."),
+        Step(_term, "exchangeability of the rollouts",
+             "The rollouts are i.i.d., so every term $E[(r_i - \\bar r) g_i]$ is the same.",
+             using=((sp.Sum(_term, (i, 1, R)), R * _term),)),
+        Step((R - 1) / R * G, "group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", "D5.",
+             using=(d5.group_baseline_gradient_is_shrunk_by_R_minus_1_over_R,)),
+    ),
+)
+
+# -- the three-action softmax bandit, symbolic logits ---------------------------------------------
+th = sp.symbols("theta_1:4", real=True)
+eta = sp.Symbol("eta", real=True)
+
+
+def softmax(logits) -> list[sp.Expr]:
+    exps = [sp.exp(t_) for t_ in logits]
+    return [e_ / sp.Add(*exps) for e_ in exps]
+
+
+pi = softmax(th)
+score = [[sp.diff(sp.log(pi[a]), th[b]) for b in range(3)] for a in range(3)]  # score of action a
+CORRECT_SETS = ((0,), (0, 1))  # action 1 correct; actions 1 and 2 correct
+
+
+def success_probability(correct, logits=th) -> sp.Expr:
+    probs = softmax(logits)
+    return sp.Add(*[probs[a] for a in correct])
+
+
+def gradient_norm_squared(correct) -> sp.Expr:
+    """sum_a pi_a^2 (1[a correct] - p)^2, the closed form of ||grad p||^2 for a softmax bandit."""
+    prob = success_probability(correct)
+    return sp.Add(*[pi[a] ** 2 * ((1 if a in correct else 0) - prob) ** 2 for a in range(3)])
+
+
+SOFTMAX = Assumption("three-action softmax bandit with real logits $\\theta_1, \\theta_2, \\theta_3$; binary reward "
+                     "$1[a \\in C]$ for $C = \\{1\\}$ and $C = \\{1, 2\\}$ (entries in this order)")
+SOFTMAX_X = Assumption("the same bandit after differentiating, written in $x_a = e^{\\theta_a} > 0$ with the "
+                       "reference logit $\\theta_3 = 0$ (softmax is invariant to a common shift of the logits)")
+
+softmax_success_probability_gradient_norm_closed_form = Result(
+    name="softmax_success_probability_gradient_norm_closed_form",
+    doc="For a softmax bandit with $K = 3$, $\\|\\nabla_\\theta p\\|^2 = \\sum_a \\pi_a^2 (1[a \\in C] - p)^2$, "
+        "since $\\partial p / \\partial \\theta_b = \\pi_b (1[b \\in C] - p)$.",
+    lhs=sp.ImmutableMatrix([sp.Add(*[sp.diff(success_probability(C), t_) ** 2 for t_ in th]) for C in CORRECT_SETS]),
+    rhs=sp.ImmutableMatrix([gradient_norm_squared(C) for C in CORRECT_SETS]),
+    assumptions=(SOFTMAX,),
+    rule="differentiate the softmax", why="$\\partial \\pi_a / \\partial \\theta_b = \\pi_a (\\delta_{ab} - \\pi_b)$.",
+)
+
+w1, w2, w3 = sp.symbols("pi_1:4", positive=True)
+softmax_success_probability_gradient_norm_is_positive = Result(
+    name="softmax_success_probability_gradient_norm_is_positive",
+    doc="With $C = \\{1\\}$, $p = \\pi_1$ and every $\\pi_a > 0$: $\\sum_a \\pi_a^2 (1[a \\in C] - p)^2 > 0$ "
+        "(the wrong actions contribute $\\pi_a^2 p^2 > 0$). For any $K$ and $C$ the same argument applies whenever "
+        "$0 < p < 1$ (some action is wrong); that general form is not a separate checked result.",
+    lhs=w1 ** 2 * (1 - w1) ** 2 + w2 ** 2 * w1 ** 2 + w3 ** 2 * w1 ** 2,
+    rhs=sp.Integer(0),
+    relation=">",
+    assumptions=(Assumption("$\\pi_1, \\pi_2, \\pi_3 > 0$ (softmax probabilities), $p = \\pi_1$"),),
+    rule="sign of each term", why="A sum of squares with at least one positive term.",
+)
+
+
+def _first_order_drift(correct, size: int) -> tuple[sp.Expr, sp.Expr]:
+    """d/d eta at 0 of E[p(theta + eta ghat)] and of E[z_R(p(theta + eta ghat))], by enumerating all groups."""
+    drift_p, drift_z = sp.Integer(0), sp.Integer(0)
+    for actions in itertools.product(range(3), repeat=size):
+        weight = sp.Mul(*[pi[a] for a in actions])
+        rewards = [1 if a in correct else 0 for a in actions]
+        mean = sp.Rational(sum(rewards), size)
+        direction = [sp.Add(*[(rw - mean) * score[a][b] for rw, a in zip(rewards, actions)]) / size
+                     for b in range(3)]
+        moved = success_probability(correct, [t_ + eta * d_ for t_, d_ in zip(th, direction)])
+        drift_p += weight * sp.diff(moved, eta).subs(eta, 0)
+        drift_z += weight * sp.diff(zero_gradient_probability(moved, size), eta).subs(eta, 0)
+    return drift_p, drift_z
+
+
+x = sp.symbols("x_1:4", positive=True)
+# x_a = exp(theta_a) > 0 with the reference logit theta_3 = 0 (softmax is invariant to a common shift):
+# a change of variables applied after differentiating in theta, so the identities are rational in x_1, x_2.
+TO_X = ((sp.exp(th[0]), x[0]), (sp.exp(th[1]), x[1]), (th[2], 0))
+
+
+def in_x(e: sp.Expr) -> sp.Expr:
+    for old, new in TO_X:
+        e = e.subs(old, new)
+    return e
+
+
+def _drift_table(size: int):
+    lhs, rhs = [], []
+    for C in CORRECT_SETS:
+        drift_p, drift_z = _first_order_drift(C, size)
+        prob = success_probability(C)
+        rate = sp.Rational(size - 1, size) * gradient_norm_squared(C)
+        lhs += [in_x(drift_p), in_x(drift_z)]
+        rhs += [in_x(rate), in_x(zero_gradient_probability_slope(prob, size) * rate)]
+    return sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)
+
+
+_drift2 = _drift_table(2)
+first_order_drift_of_success_probability_R2 = Result(
+    name="first_order_drift_of_success_probability_R2",
+    doc="On the three-action softmax bandit with $R = 2$, enumerating all groups: "
+        "$\\frac{d}{d\\eta} E[p(\\theta + \\eta \\hat g)]|_{\\eta = 0} = \\frac{R-1}{R} \\|\\nabla p\\|^2$ and "
+        "$\\frac{d}{d\\eta} E[z_R(p(\\theta + \\eta \\hat g))]|_{\\eta = 0} = z_R'(p) \\frac{R-1}{R} \\|\\nabla p\\|^2$ "
+        "(entries: drift of $p$, drift of $z_R$, for each correct set).",
+    lhs=_drift2[0], rhs=_drift2[1],
+    assumptions=(SOFTMAX, SOFTMAX_X),
+    rule="enumeration of all groups, chain rule", why="A finite expectation of a smooth function of $\\eta$.",
+)
+
+_drift3 = _drift_table(3)
+first_order_drift_of_success_probability_R3 = Result(
+    name="first_order_drift_of_success_probability_R3",
+    doc="The same with $R = 3$ (27 groups).",
+    lhs=_drift3[0], rhs=_drift3[1],
+    assumptions=(SOFTMAX, SOFTMAX_X),
+    rule="enumeration of all groups, chain rule", why="A finite expectation of a smooth function of $\\eta$.",
+)
+
+zero_gradient_probability_rises_above_one_half = Remark(
+    "zero_gradient_probability_rises_above_one_half",
+    "Combining the results: to first order in $\\eta$ the expected change of $z_R(p)$ under the no-std update is "
+    "$\\eta z_R'(p) \\frac{R-1}{R} \\|\\nabla p\\|^2$. The factor $\\frac{R-1}{R} \\|\\nabla p\\|^2$ is positive "
+    "when $0 < p < 1$ and all $\\pi_a > 0$, and $z_R'(p) > 0$ for $p > 1/2$ (checked for $R = 2..16$), so once "
+    "$p > 1/2$ the probability of a zero-gradient group rises in expectation, to first order. The sign of the "
+    "product of the two positive factors is not a separate checked result.",
+)
+
+left_to_simulation = Remark(
+    "left_to_simulation",
+    "Not proved here: the finite-step dynamics. $E[p(\\theta + \\eta \\hat g)]$ for a fixed step $\\eta > 0$ has "
+    "second- and higher-order terms in $\\eta$ (including the variance of $\\hat g$), the std-scaled update has a "
+    "different, $p$-dependent rate $c_R(p)$ (D5), and over many steps $p$ and $\\|\\nabla p\\|$ change together. "
+    "These are examined by simulation against an exact oracle in another issue; here only the first-order "
+    "derivative at $\\eta = 0$ is exact.",
+)
