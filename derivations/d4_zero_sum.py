@@ -90,12 +90,14 @@ R_IS_K_PLUS_M = (R, k + m)
 
 def binary_centred_rewards(successes: sp.Basic = k, size: sp.Basic = R) -> tuple[sp.Expr, sp.Expr]:
     """The centred rewards of a success (1 - k/R) and of a failure (-k/R)."""
+    successes, size = sp.sympify(successes), sp.sympify(size)  # exact even for Python ints
     return 1 - successes / size, -successes / size
 
 
 def binary_advantages(scale: str, successes: sp.Basic = k, size: sp.Basic = R,
                       stabiliser: sp.Basic = 0) -> tuple[sp.Expr, sp.Expr]:
     """(a_plus, a_minus) for ``scale`` in {"sample", "population", "none"} by their definition."""
+    successes, size, stabiliser = sp.sympify(successes), sp.sympify(size), sp.sympify(stabiliser)
     plus, minus = binary_centred_rewards(successes, size)
     sum_of_squares = successes * (size - successes) / size
     denominator = {"sample": sp.sqrt(sum_of_squares / (size - 1)) + stabiliser,

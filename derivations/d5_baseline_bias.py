@@ -1,4 +1,4 @@
-"""D5 Bias of the group baseline: the group mean shrinks the policy gradient by (R-1)/R; std scaling rescales it only for binary rewards.
+r"""D5 Bias of the group baseline: the group mean shrinks the policy gradient by (R-1)/R; std scaling rescales it only for binary rewards.
 
 With rollouts $o_1, \dots, o_R$ drawn i.i.d. from $\pi_\theta$, rewards $r_i$, scores $g_i$ (one coordinate)
 and $\nabla J = E[r g]$ (the score-function identity of D1), the group-mean baseline gives

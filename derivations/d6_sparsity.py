@@ -1,4 +1,4 @@
-"""D6 Sparsity: groups with equal rewards give no gradient, and the no-std update makes them likelier once p > 1/2.
+r"""D6 Sparsity: groups with equal rewards give no gradient, and the no-std update makes them likelier once p > 1/2.
 
 With binary rewards and success probability $p$, a group of $R$ i.i.d. rollouts has all rewards equal with
 probability $z_R(p) = p^R + (1-p)^R$ (symbolic $R$; checked by enumeration for $R = 2..6$); it equals

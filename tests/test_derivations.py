@@ -27,3 +27,16 @@ def test_every_family_and_result_is_documented():
         assert family.title.startswith(family.label + " "), family.title
         assert family.text, f"{family.key} needs a summary paragraph"
         assert family.results, f"{family.key} states no result"
+
+
+def test_derivation_sources_have_no_invalid_escapes():
+    """'\\v' in '$\\varepsilon$' silently becomes a control character; every source must compile cleanly."""
+    import warnings
+    from pathlib import Path
+
+    import grpo_verify.derivations as package
+
+    for path in sorted(Path(package.__path__[0]).glob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")

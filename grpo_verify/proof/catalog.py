@@ -42,7 +42,8 @@ def _module_family(module: ModuleType) -> Family:
     title, _, text = doc.partition("\n")
     results, remarks, seen = [], [], set()
     for value in vars(module).values():
-        if isinstance(value, Result) and id(value) not in seen:
+        # results imported from another family (to cite them) belong to that family, not this one
+        if isinstance(value, Result) and value.defined_in == module.__name__ and id(value) not in seen:
             seen.add(id(value))
             value.family = key
             results.append(value)

@@ -99,14 +99,15 @@ def canonical_indices(e: sp.Basic) -> sp.Basic:
         args = [rename(a) for a in x.args]
         x = x.func(*args) if args != list(x.args) else x
         if isinstance(x, (sp.Sum, sp.Product)):
-            body, limits = x.args[0], x.args[1:]
+            body, limits = x.args[0], [tuple(limit) for limit in x.args[1:]]
             level = depth(body)
-            new_limits = []
             for n, (v, lo, hi) in enumerate(limits):
                 fresh = sp.Symbol(f"_bound{level}_{n}", **_symbol_assumptions(v))
                 body = body.xreplace({v: fresh})
-                new_limits.append((fresh, lo, hi))
-            x = x.func(body, *new_limits)
+                # SymPy merges nested sums: an inner limit's bounds may mention this outer variable
+                limits[:n] = [(w, a.xreplace({v: fresh}), b.xreplace({v: fresh})) for w, a, b in limits[:n]]
+                limits[n] = (fresh, lo, hi)
+            x = x.func(body, *limits)
         return x
 
     return rename(e)
@@ -341,14 +342,14 @@ def _instantiate(e: sp.Basic, rng: random.Random, ctx: Context) -> tuple[sp.Basi
     """Replace every free symbol, indexed atom and undefined function by random admissible values."""
     values: dict = {}
     labels = {a.base.label for a in e.atoms(sp.Indexed)}
-    symbols = e.free_symbols | set().union(*[c.free_symbols for c in ctx.conditions] or [set()])
+    conditions = ctx.conditions + [p > 0 for p in ctx.positives]
+    symbols = e.free_symbols | set().union(*[c.free_symbols for c in conditions] or [set()])
     symbols = sorted((s for s in symbols if isinstance(s, sp.Symbol) and s not in labels), key=str)
     for attempt in range(50):
         values = {}
         for s in symbols:
             values[s] = _random_value(s, rng, ctx)
-        if all(bool(c.subs(values)) is True for c in ctx.conditions if c.subs(values) in (sp.true, sp.false)) and \
-                all(c.subs(values) is not sp.false for c in ctx.conditions):
+        if all(c.subs(values) is not sp.false for c in conditions):
             break
     else:
         return None
@@ -400,6 +401,11 @@ def decide(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context) -> Outcome
         a, b = prepare(lhs, ctx), prepare(rhs, ctx)
     except Exception as exc:  # a malformed expression is a failed step, reported, not a crash
         return Outcome(Status.UNPROVED, f"could not evaluate: {type(exc).__name__}: {exc}")
+    # A wrong step is usually exposed at the first random point; looking there first spares the
+    # exact normalisations (seconds each) on false links. Numbers can only refute, never prove.
+    early = find_counterexample(a, relation, b, ctx, tries=2, seed=1)
+    if early:
+        return Outcome(Status.REFUTED, early)
     if relation == "=":
         if isinstance(a, sp.MatrixBase) != isinstance(b, sp.MatrixBase):
             return Outcome(Status.REFUTED, "one side is a matrix, the other is not")

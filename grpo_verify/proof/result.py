@@ -8,6 +8,7 @@ returns a ``ResultReport``; a link SymPy cannot decide is *unproved*, never pass
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence, Union
@@ -130,8 +131,11 @@ class Result:
     fallback: ForEach | None = None
     family: str = ""  # set by the catalogue from the derivation module
     _report: ResultReport | None = field(default=None, init=False, repr=False)
+    defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
 
     def __post_init__(self) -> None:
+        # frame 0 is this method, 1 the generated __init__, 2 the code that wrote ``Result(...)``
+        self.defined_in = sys._getframe(2).f_globals.get("__name__", "")
         if self.relation not in RELATIONS:
             raise ValueError(f"{self.name}: relation {self.relation!r} is not one of {RELATIONS}")
         if not self.name.isidentifier():
