@@ -93,6 +93,11 @@ def result_section(result: Result, report: ResultReport) -> str:
               rf"{expression(result.lhs)} &{rel} {expression(result.rhs)}", r"\end{align*}"]
     lines.append(r"\paragraph{Proof.}")
     links = result.links()
+    if not result.steps:  # decided in one link: the statement need not be printed twice
+        step, step_report = links[0], report.steps[0]
+        why = f" {prose(step.why, where)}" if step.why else ""
+        lines.append(rf"\emph{{{prose(step.rule, where)}}}.{why} --- {prose(step_report.status.value)}.\par")
+        return _close(lines, report)
     lines.append(r"\begin{align*}")
     rows = [rf"& {expression(result.lhs)}"]
     for n, step in enumerate(links, start=1):
@@ -109,13 +114,16 @@ def result_section(result: Result, report: ResultReport) -> str:
         lines.append(rf"\item[({n})] \emph{{{prose(step.rule, where)}}}.{why}{cited} "
                      rf"--- {prose(step_report.status.value)}.")
     lines.append(r"\end{enumerate}")
-    extra = [s for s in report.steps[len(links):] if s.status is not Status.PROVED]
-    for s in extra:
-        lines.append(rf"\noindent {prose(s.rule)}: {prose(s.status.value)} ({prose(plain(s.detail))}).\par")
+    return _close(lines, report)
+
+
+def _close(lines: list[str], report: ResultReport) -> str:
+    """The verdict, then the detail of every failing check (a link, the chain's end or its relation)."""
     lines.append(rf"\noindent\textit{{Check:}} {status_latex(report)}, {report.seconds:.2f}\,s.")
     failing = [s for s in report.steps if not s.status.passed]
     for s in failing:
-        lines.append(rf"\par\noindent Step {s.index}: {prose(plain(s.detail))}")
+        lines.append(rf"\par\noindent Check {s.index} ({prose(s.rule)}): {prose(s.status.value)}, "
+                     rf"{prose(plain(s.detail))}")
     return "\n".join(lines) + "\n"
 
 
