@@ -1,0 +1,157 @@
+"""Contractions of per-rollout gradients that are never materialised for all rollouts at once.
+
+A *use* of a parameter (one call of a module that reads it) contributes to rollout i's gradient
+either
+
+* as a :class:`Factor`: g_i = sum_t a_it (x) b_it (outer product, reshaped to the parameter's
+  shape), with a_it dense (a Linear's output gradient delta_it) or a one-hot index (an
+  Embedding's token id, a_it = e_{token_it}) and b_it dense (the Linear's input x_it, or the
+  Embedding's output gradient); or
+* as a dense block (R x numel): the per-rollout gradients themselves (biases, norm weights, the
+  exact per-rollout fallback).
+
+For factors u, v of the same parameter the "ghost" identity gives
+
+    <g_i^u, g_j^v> = sum_{t,s} <a^u_it, a^v_js> <b^u_it, b^v_js>,
+
+costing (R T)^2 (d0 + d1) instead of the R T d0 d1 + R^2 d0 d1 of materialising every g_i.
+A parameter used several times (a tied embedding and LM head) has g_i = sum_u g_i^u, so its
+Gram matrix sums over *all* pairs (u, v), cross terms included.
+
+Everything is chunked so that no intermediate exceeds ``chunk_elements`` entries (plus the inputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+Tensor = torch.Tensor
+
+
+@dataclass
+class Factor:
+    """One use as a sum of outer products: a (R, T, d0) dense or (R, T) long index into d0 rows;
+    b (R, T, d1) dense. ``a_size`` is d0 (the vocabulary size for an index factor)."""
+
+    a: Tensor
+    b: Tensor
+    a_size: int
+
+    @property
+    def index(self) -> bool:
+        return self.a.dtype == torch.long
+
+    @property
+    def rollouts(self) -> int:
+        return self.b.shape[0]
+
+    @property
+    def tokens(self) -> int:
+        return self.b.shape[1]
+
+    @property
+    def b_size(self) -> int:
+        return self.b.shape[2]
+
+
+def _cast(tensor: Tensor, dtype: torch.dtype | None) -> Tensor:
+    if tensor.dtype == torch.long or dtype is None or tensor.dtype == dtype:
+        return tensor
+    return tensor.to(dtype)
+
+
+def _a_inner(u: Factor, ui: Tensor, v: Factor, vj: Tensor, dtype: torch.dtype) -> Tensor:
+    """<a^u_t, a^v_s> for the rows ui (tu,[d0]) of u and vj (tv,[d0]) of v: a (tu, tv) matrix."""
+    if u.index and v.index:
+        return (ui[:, None] == vj[None, :]).to(dtype)
+    if u.index:  # <e_{k_t}, a_s> = a_s[k_t]
+        return _cast(vj[:, ui], dtype).T
+    if v.index:
+        return _cast(ui[:, vj], dtype)
+    return _cast(ui, dtype) @ _cast(vj, dtype).T
+
+
+def ghost_cross(u: Factor, v: Factor, dtype: torch.dtype, chunk_elements: int) -> Tensor:
+    """C (R x R) with C_ij = <g_i^u, g_j^v> by the ghost identity. For u is v only the upper
+    triangle is computed and mirrored."""
+    rollouts = u.rollouts
+    out = torch.zeros(rollouts, rollouts, dtype=dtype, device=u.b.device)
+    same = u is v
+    tu, tv = u.tokens, v.tokens
+    # rows of u per block: the two (block x tv) products plus their operands stay within budget
+    block = max(1, min(tu, chunk_elements // max(1, 2 * tv)))
+    for i in range(rollouts):
+        for t0 in range(0, tu, block):
+            ua = u.a[i, t0:t0 + block]
+            ub = _cast(u.b[i, t0:t0 + block], dtype)
+            for j in range(i if same else 0, rollouts):
+                ga = _a_inner(u, ua, v, v.a[j], dtype)
+                gb = ub @ _cast(v.b[j], dtype).T
+                out[i, j] += (ga * gb).sum()
+    if same:
+        upper = torch.triu(out, diagonal=1)
+        out = torch.triu(out) + upper.T
+    return out
+
+
+def ghost_cost(u: Factor, v: Factor) -> float:
+    a_cost = 1 if (u.index or v.index) else u.a_size
+    return float(u.rollouts * u.tokens) * float(v.rollouts * v.tokens) * float(a_cost + u.b_size)
+
+
+def materialise_cost(factors: list[Factor]) -> float:
+    if not factors:
+        return 0.0
+    d0, d1, rollouts = factors[0].a_size, factors[0].b_size, factors[0].rollouts
+    build = sum(float(f.rollouts * f.tokens) * (d1 if f.index else d0 * d1) for f in factors)
+    return build + float(rollouts * rollouts) * d0 * d1
+
+
+def materialised_rows(factors: list[Factor], dtype: torch.dtype, chunk_elements: int):
+    """Yield (r0, r1, M) with M (R, r1 - r0, d1) = rows r0:r1 of every rollout's gradient
+    sum_u A_i^u^T B_i^u, so that R x d0 x d1 is never held at once."""
+    d0, d1, rollouts = factors[0].a_size, factors[0].b_size, factors[0].rollouts
+    device = factors[0].b.device
+    rows = max(1, min(d0, chunk_elements // max(1, rollouts * d1)))
+    for r0 in range(0, d0, rows):
+        r1 = min(d0, r0 + rows)
+        block = torch.zeros(rollouts, r1 - r0, d1, dtype=dtype, device=device)
+        for f in factors:
+            if f.index:
+                sel = (f.a >= r0) & (f.a < r1)
+                if bool(sel.any()):
+                    roll = torch.arange(rollouts, device=device)[:, None].expand_as(f.a)[sel]
+                    block.index_put_((roll, f.a[sel] - r0), _cast(f.b[sel], dtype), accumulate=True)
+            else:
+                # per-rollout to bound the cast copies
+                for i in range(rollouts):
+                    block[i] += _cast(f.a[i, :, r0:r1], dtype).T @ _cast(f.b[i], dtype)
+        yield r0, r1, block
+
+
+def weighted_factor_sum(factors: list[Factor], weights: Tensor, dtype: torch.dtype) -> Tensor:
+    """sum_i w_i g_i (d0 x d1) from factors, e.g. the GRPO gradient sum_i A_i Delta_i^T X_i."""
+    d0, d1 = factors[0].a_size, factors[0].b_size
+    out = torch.zeros(d0, d1, dtype=dtype, device=factors[0].b.device)
+    w = weights.to(dtype=dtype, device=out.device)
+    for f in factors:
+        for i in range(f.rollouts):
+            b = _cast(f.b[i], dtype) * w[i]
+            if f.index:
+                out.index_add_(0, f.a[i], b)
+            else:
+                out += _cast(f.a[i], dtype).T @ b
+    return out
+
+
+def dense_gram(dense: Tensor, dtype: torch.dtype, chunk_elements: int) -> Tensor:
+    """M M^T for M (R x n), chunked over n, accumulated in ``dtype``."""
+    rollouts, n = dense.shape
+    out = torch.zeros(rollouts, rollouts, dtype=dtype, device=dense.device)
+    step = max(1, chunk_elements // max(1, rollouts))
+    for c0 in range(0, n, step):
+        block = _cast(dense[:, c0:c0 + step], dtype)
+        out += block @ block.T
+    return out

@@ -1,0 +1,382 @@
+"""``rollout_gram``: the R x R Gram matrix K = G G^T of per-rollout score vectors over all
+parameters, from ONE batched forward + backward of sum_i l_i, without materialising G.
+
+Forward hooks on every module that owns trainable parameters keep the module's inputs; tensor
+hooks on its outputs receive the output gradients Delta. Because l_j does not depend on rollout
+i's row for j != i, rollout i's slice of Delta is exactly dl_i/d(output): the batched backward
+yields every rollout's per-rollout output gradients at once. A per-layer-type rule
+(:mod:`grpo_verify.gram.layers`) turns them into per-rollout contributions and
+:mod:`grpo_verify.gram.contract` contracts them (ghost or materialised, chunked, optionally in
+float64) as soon as every use of the parameter has its gradient, so activations are dropped early.
+
+By default the backward does NOT compute the batch's parameter gradients (the parameters are
+frozen for the pass and the roots of the graph - e.g. the input-embedding output - made to
+require grad); only activation gradients flow, which the Gram needs. Parameters that were not
+trainable (requires_grad False) are not part of theta and are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
+
+import torch
+from torch import nn
+
+from . import contract
+from .contract import Factor
+from .layers import exact_fallback, find_rule, tensor_outputs
+from .loss import completion_weights, default_constant, position_ids_from_mask, rollout_objectives
+
+GroupSpec = str | Callable[[str], str] | None
+_LAYER = re.compile(r"^(.*?\.?layers\.\d+)\.")
+
+
+def group_of(name: str, spec: GroupSpec) -> str:
+    """Group label of a parameter name: "parameter" (itself), "module" (owning module),
+    "layer" (the transformer block ``...layers.N``, else the owning module), "type" (the name
+    with ``layers.N.`` removed, e.g. ``self_attn.q_proj.weight``: one group per kind of
+    parameter across blocks), or a callable."""
+    if callable(spec):
+        return spec(name)
+    if spec == "parameter":
+        return name
+    if spec == "module":
+        return name.rsplit(".", 1)[0] if "." in name else name
+    if spec == "layer":
+        match = _LAYER.match(name)
+        return match.group(1) if match else (name.rsplit(".", 1)[0] if "." in name else name)
+    if spec == "type":
+        return re.sub(r"^(.*?\.?)layers\.\d+\.", "", name)
+    raise ValueError(f"groups must be None, 'parameter', 'module', 'layer', 'type' or a callable, got {spec!r}")
+
+
+@dataclass
+class GramResult:
+    """K (R x R, float64) = G G^T over all trainable parameters; ``per_parameter`` holds each
+    parameter's own Gram matrix (they sum to K); ``groups`` those summed per group."""
+
+    K: torch.Tensor
+    per_parameter: dict[str, torch.Tensor]
+    objectives: torch.Tensor
+    groups: dict[str, torch.Tensor] | None = None
+    strategies: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)
+    grpo_gradients: dict[str, torch.Tensor] | None = None
+    singular_values: dict[str, torch.Tensor] | None = None
+
+    def grouped(self, spec: GroupSpec) -> dict[str, torch.Tensor]:
+        out: dict[str, torch.Tensor] = {}
+        for name, k in self.per_parameter.items():
+            label = group_of(name, spec)
+            out[label] = out[label] + k if label in out else k.clone()
+        return out
+
+    def rank_metrics(self, relative_tolerance: float | None = None):
+        from grpo_verify import rank
+        kwargs = {} if relative_tolerance is None else {"relative_tolerance": relative_tolerance}
+        return rank.rank_metrics_from_gram(self.K.numpy(), **kwargs)
+
+    def group_rank_metrics(self, spec: GroupSpec = None, relative_tolerance: float | None = None):
+        from grpo_verify import rank
+        kwargs = {} if relative_tolerance is None else {"relative_tolerance": relative_tolerance}
+        grams = self.groups if spec is None and self.groups is not None else self.grouped(spec or "layer")
+        return {label: rank.rank_metrics_from_gram(k.numpy(), **kwargs) for label, k in grams.items()}
+
+
+@dataclass
+class _Use:
+    module: nn.Module
+    inputs: tuple
+    outputs: list  # (shape, dtype, device) of each tensor output
+    grads: list
+    waiting: int
+    done: bool = False
+
+
+@dataclass
+class _Accumulator:
+    shape: torch.Size
+    open_uses: int = 0
+    factors: list = field(default_factory=list)
+    dense: torch.Tensor | None = None
+    rules: set = field(default_factory=set)
+
+
+def _detach(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, tuple):
+        return tuple(_detach(v) for v in value)
+    if isinstance(value, list):
+        return [_detach(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _detach(v) for k, v in value.items()}
+    return value
+
+
+def _reroot(output, roots: list):
+    """Make float tensor outputs that do not require grad into graph roots that do."""
+    if isinstance(output, torch.Tensor):
+        if output.is_floating_point() and not output.requires_grad:
+            output = output.detach().requires_grad_(True)
+            roots.append(output)
+        return output
+    if isinstance(output, tuple) and not hasattr(output, "_fields"):
+        return tuple(_reroot(o, roots) for o in output)
+    if isinstance(output, list):
+        return [_reroot(o, roots) for o in output]
+    return output
+
+
+class _GramEngine:
+    def __init__(self, model: nn.Module, rollouts: int, *, advantages, dtype, chunk_elements, strategy,
+                 unknown, skip_weight_grads):
+        self.model = model
+        self.rollouts = rollouts
+        self.advantages = advantages
+        self.dtype = dtype
+        self.chunk = chunk_elements
+        self.strategy = strategy
+        self.unknown = unknown
+        self.skip = skip_weight_grads
+        self.names: dict[int, str] = {}
+        self.params: dict[int, nn.Parameter] = {}
+        for name, p in model.named_parameters():
+            if p.requires_grad:
+                self.names[id(p)] = name
+                self.params[id(p)] = p
+        self.acc = {pid: _Accumulator(shape=p.shape) for pid, p in self.params.items()}
+        self.per_parameter: dict[str, torch.Tensor] = {}
+        self.strategies: dict[str, str] = {}
+        self.grpo: dict[str, torch.Tensor] = {}
+        self.uses: list[_Use] = []
+        self.roots: list[torch.Tensor] = []
+        self.handles = []
+        self.recomputing = False
+        self.owners: list[tuple[nn.Module, dict[str, int]]] = []
+        for module in model.modules():
+            own = {n: id(p) for n, p in module._parameters.items() if p is not None and id(p) in self.params}
+            if not own:
+                continue
+            if find_rule(module) is None and unknown == "error":
+                raise TypeError(f"no Gram rule for {type(module).__name__} (owns {sorted(own)}); register one in "
+                                "grpo_verify.gram.layers or pass unknown='exact'")
+            self.owners.append((module, own))
+
+    # -- hooks -------------------------------------------------------------------------------
+    def __enter__(self):
+        if self.skip:
+            self.frozen = [p for p in self.params.values()]
+            for p in self.frozen:
+                p.requires_grad_(False)
+        for module, own in self.owners:
+            self.handles.append(module.register_forward_hook(partial(self._forward_hook, own=own), with_kwargs=True))
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        if self.skip:
+            for p in self.frozen:
+                p.requires_grad_(True)
+        return False
+
+    def _forward_hook(self, module, args, kwargs, output, *, own):
+        if self.recomputing or not torch.is_grad_enabled():
+            return None
+        output = _reroot(output, self.roots)
+        outs = tensor_outputs(output)
+        use = _Use(module=module, inputs=(_detach(args), _detach(kwargs)),
+                   outputs=[(o.shape, o.dtype, o.device) for o in outs], grads=[None] * len(outs), waiting=0)
+        for k, o in enumerate(outs):
+            if o.requires_grad:
+                use.waiting += 1
+                o.register_hook(partial(self._grad_hook, use=use, k=k))
+        for pid in own.values():
+            self.acc[pid].open_uses += 1
+        self.uses.append(use)
+        return output
+
+    def _grad_hook(self, grad, *, use, k):
+        use.grads[k] = grad.detach()
+        use.waiting -= 1
+        if use.waiting == 0:
+            self._process(use)
+        return None
+
+    # -- contributions -----------------------------------------------------------------------
+    def _process(self, use: _Use):
+        if use.done:
+            return
+        use.done = True
+        self.uses = [u for u in self.uses if u is not use]
+        module = use.module
+        grads = [g if g is not None else torch.zeros(s, dtype=d, device=dev)
+                 for g, (s, d, dev) in zip(use.grads, use.outputs)]
+        rule = find_rule(module)
+        self.recomputing = True
+        try:
+            contributions = (rule or exact_fallback)(module, use.inputs, grads, self.rollouts)
+        finally:
+            self.recomputing = False
+        rule_name = (rule or exact_fallback).__name__
+        own = {n: id(p) for n, p in module._parameters.items() if p is not None and id(p) in self.params}
+        for attr, pid in own.items():
+            acc = self.acc[pid]
+            value = contributions.get(attr)
+            if value is not None:
+                acc.rules.add(rule_name)
+                if isinstance(value, Factor):
+                    acc.factors.append(value)
+                else:
+                    value = value.reshape(self.rollouts, -1)
+                    acc.dense = value if acc.dense is None else acc.dense + value
+            acc.open_uses -= 1
+            if acc.open_uses == 0:
+                self._finalise(pid)
+
+    def _finalise(self, pid: int):
+        acc = self.acc[pid]
+        name = self.names[pid]
+        R, dtype = self.rollouts, self.dtype
+        factors, dense = acc.factors, acc.dense
+        K = torch.zeros(R, R, dtype=torch.float64)
+        grpo = None
+        if factors:
+            if self.strategy == "auto":
+                ghost = sum(contract.ghost_cost(u, v) for a, u in enumerate(factors) for v in factors[a:])
+                use_ghost = dense is None and ghost < contract.materialise_cost(factors)
+            else:
+                use_ghost = dense is None and self.strategy == "ghost"
+            kdtype = dtype or factors[0].b.dtype
+            if use_ghost:
+                self.strategies[name] = "ghost"
+                Kp = torch.zeros(R, R, dtype=kdtype, device=factors[0].b.device)
+                for a, u in enumerate(factors):
+                    Kp += contract.ghost_cross(u, u, kdtype, self.chunk)
+                    for v in factors[a + 1:]:
+                        cross = contract.ghost_cross(u, v, kdtype, self.chunk)
+                        Kp += cross + cross.T
+                K += Kp.to(device="cpu", dtype=torch.float64)
+                if self.advantages is not None:
+                    grpo = contract.weighted_factor_sum(factors, self.advantages, kdtype)
+            else:
+                self.strategies[name] = "materialise"
+                d1 = factors[0].b_size
+                extra = None if dense is None else dense.reshape(R, -1, d1)
+                Kp = torch.zeros(R, R, dtype=kdtype, device=factors[0].b.device)
+                parts = []
+                for r0, r1, block in contract.materialised_rows(factors, kdtype, self.chunk):
+                    if extra is not None:
+                        block += extra[:, r0:r1].to(kdtype)
+                    flat = block.reshape(R, -1)
+                    Kp += flat @ flat.T
+                    if self.advantages is not None:
+                        parts.append(torch.einsum("r,rcq->cq", self.advantages.to(kdtype).to(block.device), block))
+                K += Kp.to(device="cpu", dtype=torch.float64)
+                if parts:
+                    grpo = torch.cat(parts, dim=0)
+        elif dense is not None:
+            self.strategies[name] = "dense"
+            kdtype = dtype or dense.dtype
+            K += contract.dense_gram(dense, kdtype, self.chunk).to(device="cpu", dtype=torch.float64)
+            if self.advantages is not None:
+                grpo = self.advantages.to(kdtype).to(dense.device) @ dense.to(kdtype)
+        else:
+            self.strategies[name] = "unused"
+        if self.advantages is not None:
+            if grpo is None:
+                grpo = torch.zeros(acc.shape, dtype=dtype or self.params[pid].dtype)
+            self.grpo[name] = grpo.reshape(acc.shape)
+        self.per_parameter[name] = K
+        acc.factors, acc.dense = [], None
+        acc.open_uses = -1  # finalised
+
+    def flush(self):
+        for use in list(self.uses):
+            self._process(use)
+        for pid, acc in self.acc.items():
+            if acc.open_uses >= 0:
+                self._finalise(pid)
+
+
+def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                 completion_start=0, aggregation: str = "mean", groups: GroupSpec = None, *,
+                 constant: float | None = None, advantages=None, singular_values: bool = False,
+                 accumulate_dtype: torch.dtype | None = torch.float64, strategy: str = "auto",
+                 chunk_elements: int = 1 << 24, unknown: str = "exact",
+                 skip_weight_grads: bool = True) -> GramResult:
+    """Gram matrix K_ij = <g_i, g_j> of the per-rollout score vectors g_i = grad_theta l_i over
+    every trainable parameter of ``model`` (a causal LM returning ``.logits``), from one batched
+    forward + backward.
+
+    ``input_ids``/``attention_mask`` (R x L; left or right padding), ``completion_start`` (scalar
+    or per rollout, an index into the padded row) and ``aggregation`` ("mean", "sum",
+    "constant" with ``constant``, default the padded completion length) define l_i
+    (:mod:`grpo_verify.gram.loss`). Positions are counted over real tokens.
+
+    ``groups``: also return K restricted to parameter groups (see :func:`group_of`).
+    ``advantages`` (R,): also return each parameter's GRPO gradient sum_i A_i g_i (in the
+    parameter's shape; ``singular_values`` adds those of every 2-D one).
+    ``accumulate_dtype``: dtype of the contractions (None: the model's). ``strategy``: "auto"
+    (per parameter, the cheaper of ghost and materialised), "ghost" or "materialise".
+    ``chunk_elements`` bounds intermediates. ``unknown``: "exact" (per-rollout re-run of modules
+    without a rule) or "error". ``skip_weight_grads``: do not compute the batch gradient.
+    """
+    if strategy not in ("auto", "ghost", "materialise"):
+        raise ValueError(f"strategy must be 'auto', 'ghost' or 'materialise', got {strategy!r}")
+    if unknown not in ("exact", "error"):
+        raise ValueError(f"unknown must be 'exact' or 'error', got {unknown!r}")
+    rollouts, _ = input_ids.shape
+    if attention_mask is None:
+        attention_mask = torch.ones_like(input_ids)
+    if aggregation == "constant" and constant is None:
+        constant = default_constant(input_ids, completion_start)
+    weights = completion_weights(attention_mask, completion_start, aggregation, constant).to(input_ids.device)
+    adv = None
+    if advantages is not None:
+        adv = torch.as_tensor(advantages, dtype=torch.float64).reshape(-1)
+        if adv.shape != (rollouts,):
+            raise ValueError(f"advantages must have shape ({rollouts},), got {tuple(adv.shape)}")
+    engine = _GramEngine(model, rollouts, advantages=adv, dtype=accumulate_dtype, chunk_elements=chunk_elements,
+                         strategy=strategy, unknown=unknown, skip_weight_grads=skip_weight_grads)
+    with engine, torch.enable_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask,
+                    position_ids=position_ids_from_mask(attention_mask), use_cache=False)
+        objectives = rollout_objectives(out.logits, input_ids, weights)
+        del out
+        if not bool(torch.isfinite(objectives).all()):
+            raise FloatingPointError(f"non-finite rollout objectives {objectives.tolist()}: the model's forward "
+                                     "produced NaN/inf (e.g. transformers' eager attention in float64 with left "
+                                     "padding turns fully masked pad rows into NaN, which then leaks through 0 * NaN)")
+        targets = engine.roots if skip_weight_grads else list(engine.params.values())
+        if objectives.requires_grad and targets:
+            torch.autograd.grad(objectives.sum(), targets, allow_unused=True)
+        engine.flush()
+    per_parameter = {engine.names[pid]: engine.per_parameter[engine.names[pid]] for pid in engine.params}
+    K = torch.zeros(rollouts, rollouts, dtype=torch.float64)
+    for k in per_parameter.values():
+        K += k
+    result = GramResult(K=K, per_parameter=per_parameter, objectives=objectives.detach().to(torch.float64).cpu(),
+                        strategies=dict(engine.strategies),
+                        rules={engine.names[pid]: ",".join(sorted(a.rules)) or "none" for pid, a in engine.acc.items()})
+    if groups is not None:
+        result.groups = result.grouped(groups)
+    if adv is not None:
+        result.grpo_gradients = engine.grpo
+        if singular_values:
+            result.singular_values = {n: torch.linalg.svdvals(g.to(torch.float64)) for n, g in engine.grpo.items()
+                                      if g.ndim == 2}
+    return result
+
+
+def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
+    """||a - b||_F / ||b||_F (0 when both are 0)."""
+    a64, b64 = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    denom = float(torch.linalg.norm(b64))
+    num = float(torch.linalg.norm(a64 - b64))
+    return num / denom if denom > 0 else num
+
