@@ -67,7 +67,7 @@ def per_rollout_gradients(model, input_ids, attention_mask=None, completion_star
             with torch.enable_grad():
                 l_i = _unpadded_objective(model, input_ids[i], attention_mask[i], int(starts[i]), aggregation, constant)
                 grads = torch.autograd.grad(l_i, [p for _, p in params], allow_unused=True)
-            objectives[i] = float(l_i)
+            objectives[i] = float(l_i.detach())
             for (n, _), g in zip(params, grads):
                 if g is not None:
                     store[n][i] = g.reshape(-1).to(store[n].dtype)

