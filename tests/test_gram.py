@@ -347,3 +347,19 @@ def test_smollm2_engine_matches_the_naive_loop():
     assert model.lm_head.weight is model.model.embed_tokens.weight
     assert rel(result.K, naive.K) < 1e-4
     assert math.isfinite(result.rank_metrics().effective_rank)
+
+
+def test_nemotron_like_model_uses_the_exact_fallback_for_layer_norm_1p():
+    """The 4B benchmark architecture in miniature: non-gated relu2 MLP, partial RoPE, GQA, and
+    LayerNorm1P (a LayerNorm subclass with its own forward, so no rule is trusted for it)."""
+    from transformers import NemotronConfig, NemotronForCausalLM
+
+    torch.manual_seed(0)
+    config = NemotronConfig(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                            num_key_value_heads=2, head_dim=4, vocab_size=VOCAB, partial_rotary_factor=0.5,
+                            pad_token_id=PAD)
+    model = NemotronForCausalLM(config).to(torch.float64).eval()
+    ids, mask, start = batch("right")
+    result = rollout_gram(model, ids, mask, start, "mean")
+    assert "exact_fallback" in set(result.rules.values())
+    assert rel(result.K, naive_gram(model, ids, mask, start, "mean").K) < TOL

@@ -74,25 +74,47 @@ def _a_inner(u: Factor, ui: Tensor, v: Factor, vj: Tensor, dtype: torch.dtype) -
 
 
 def ghost_cross(u: Factor, v: Factor, dtype: torch.dtype, chunk_elements: int) -> Tensor:
-    """C (R x R) with C_ij = <g_i^u, g_j^v> by the ghost identity. For u is v only the upper
-    triangle is computed and mirrored."""
+    """C (R x R) with C_ij = <g_i^u, g_j^v> by the ghost identity.
+
+    The factors are cast to ``dtype`` once (a rollout at a time when a cast copy would exceed
+    the budget); blocks of u's (rollout, position) rows meet all of v's rows in one product each.
+    """
     rollouts = u.rollouts
     out = torch.zeros(rollouts, rollouts, dtype=dtype, device=u.b.device)
-    same = u is v
     tu, tv = u.tokens, v.tokens
-    # rows of u per block: the two (block x tv) products plus their operands stay within budget
-    block = max(1, min(tu, chunk_elements // max(1, 2 * tv)))
-    for i in range(rollouts):
-        for t0 in range(0, tu, block):
-            ua = u.a[i, t0:t0 + block]
-            ub = _cast(u.b[i, t0:t0 + block], dtype)
-            for j in range(i if same else 0, rollouts):
-                ga = _a_inner(u, ua, v, v.a[j], dtype)
-                gb = ub @ _cast(v.b[j], dtype).T
-                out[i, j] += (ga * gb).sum()
-    if same:
-        upper = torch.triu(out, diagonal=1)
-        out = torch.triu(out) + upper.T
+
+    def flat(f: Factor):
+        fits = (f.a.numel() if not f.index else 0) + f.b.numel() <= chunk_elements
+        if not fits:
+            return None
+        a = f.a.reshape(-1) if f.index else _cast(f.a, dtype).reshape(-1, f.a_size)
+        return a, _cast(f.b, dtype).reshape(-1, f.b_size)
+
+    v_flat = flat(v)
+    if v_flat is None:  # too large to cast at once: one rollout of v at a time
+        block = max(1, min(tu, chunk_elements // max(1, 2 * tv)))
+        for i in range(rollouts):
+            for t0 in range(0, tu, block):
+                ua = u.a[i, t0:t0 + block]
+                ub = _cast(u.b[i, t0:t0 + block], dtype)
+                for j in range(rollouts):
+                    ga = _a_inner(u, ua, v, v.a[j], dtype)
+                    out[i, j] += (ga * (ub @ _cast(v.b[j], dtype).T)).sum()
+        return out
+    va, vb = v_flat
+    u_flat = v_flat if u is v else flat(u)
+    rows_total = rollouts * tu
+    block = max(1, min(rows_total, chunk_elements // max(1, 2 * rollouts * tv)))
+    owner = torch.arange(rollouts, device=out.device).repeat_interleave(tu)
+    for r0 in range(0, rows_total, block):
+        r1 = min(rows_total, r0 + block)
+        if u_flat is not None:
+            ua, ub = u_flat[0][r0:r1], u_flat[1][r0:r1]
+        else:
+            ua = u.a.reshape(-1)[r0:r1] if u.index else _cast(u.a.reshape(-1, u.a_size)[r0:r1], dtype)
+            ub = _cast(u.b.reshape(-1, u.b_size)[r0:r1], dtype)
+        product = _a_inner(u, ua, v, va, dtype) * (ub @ vb.T)
+        out.index_add_(0, owner[r0:r1], product.view(r1 - r0, rollouts, tv).sum(dim=2))
     return out
 
 
