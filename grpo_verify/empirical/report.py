@@ -1,0 +1,225 @@
+"""summary.json, table.md, table.tex and plots from results.jsonl (and train.jsonl).
+
+Every number in the tables is a mean over prompts at one R with a seeded percentile bootstrap
+confidence interval over prompts. GRPO rows use the non-degenerate groups only (a degenerate
+group's GRPO gradient is zero: counted, not ranked); the controls use every group.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+
+import numpy as np
+
+from .measure import METRICS
+from .sampling import derived_seed
+from .store import atomic_write_bytes, atomic_write_json, atomic_write_text
+
+TABLE_METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_90", "energy_rank_99",
+                 "tolerance_rank")
+
+
+def bootstrap_ci(values, resamples: int, confidence: float, seed: int) -> tuple[float, float]:
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return float("nan"), float("nan")
+    if v.size == 1 or resamples == 0:
+        return float(v.mean()), float(v.mean())
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def rows_of(records: list[dict]) -> dict[tuple, list[float]]:
+    """{(R, matrix, condition, metric): [value per prompt]}; matrix is G, centred, weighted or layers."""
+    rows: dict[tuple, list[float]] = defaultdict(list)
+    for rec in records:
+        R, m = rec["R"], rec["measure"]
+        for metric in METRICS:
+            rows[(R, "G", "-", metric)].append(m["G"]["metrics"][metric])
+            rows[(R, "centred", "-", metric)].append(m["centred"]["metrics"][metric])
+            rows[(R, "layer_gram", "-", metric)].append(m["layer_gram"][metric]["median"])
+        for cond, entry in m["conditions"].items():
+            if entry["zero_gradient"]:
+                continue  # a zero gradient has no rank; counted in "counts"
+            for metric in METRICS:
+                rows[(R, "weighted", cond, metric)].append(entry["weighted"]["metrics"][metric])
+                if "layers" in entry:
+                    rows[(R, "layers", cond, metric)].append(entry["layers"]["summary"][metric]["median"])
+            rows[(R, "gradient_norm", cond, "value")].append(entry["gradient_norm"])
+    return rows
+
+
+def summarise(records: list[dict], cfg, train_records: list[dict] | None = None) -> dict:
+    counts = {}
+    for R in cfg.group_sizes:
+        mine = [r for r in records if r["R"] == R]
+        counts[str(R)] = {"items": len(mine), "degenerate": sum(r["measure"]["degenerate"] for r in mine),
+                          "all_zero_reward": sum(max(r["rewards"]) == 0 for r in mine),
+                          "all_one_reward": sum(min(r["rewards"]) == 1 for r in mine),
+                          "mean_reward": float(np.mean([np.mean(r["rewards"]) for r in mine])) if mine else None}
+    table = []
+    for key, values in sorted(rows_of(records).items(), key=lambda kv: tuple(map(str, kv[0]))):
+        R, matrix, cond, metric = key
+        lo, hi = bootstrap_ci(values, cfg.bootstrap, cfg.confidence, derived_seed(cfg.seed, "bootstrap", *key) % 2**32)
+        table.append({"R": R, "matrix": matrix, "condition": cond, "metric": metric, "n": len(values),
+                      "mean": float(np.mean(values)), "median": float(np.median(values)), "ci_low": lo, "ci_high": hi})
+    out = {"counts": counts, "rows": table,
+           "notes": {"ci": f"{cfg.confidence:.0%} percentile bootstrap over prompts, {cfg.bootstrap} resamples",
+                     "matrices": {"G": "per-rollout score vectors g_i (rows), from K = G G^T",
+                                  "centred": "C G, C = I - 11^T/R",
+                                  "weighted": "diag(a) G for the condition's advantages a",
+                                  "layers": "median over 2-D weights of the metric of that weight's gradient "
+                                            "sum_i a_i dl_i/dW",
+                                  "layer_gram": "median over transformer blocks of the metric of G restricted "
+                                                "to the block's parameters",
+                                  "gradient_norm": "||(1/R) sum_i a_i g_i|| = sqrt(a^T K a)/R"}}}
+    if train_records:
+        out["train"] = train_records
+    return out
+
+
+def _lookup(summary: dict) -> dict:
+    return {(r["R"], r["matrix"], r["condition"], r["metric"]): r for r in summary["rows"]}
+
+
+def _row_keys(summary: dict) -> list[tuple[str, str]]:
+    order = {"G": 0, "centred": 1, "weighted": 2, "layers": 3, "layer_gram": 4}
+    keys = {(r["matrix"], r["condition"]) for r in summary["rows"] if r["matrix"] in order}
+    return sorted(keys, key=lambda k: (order[k[0]], k[1] != "grpo", k[1]))
+
+
+def markdown(summary: dict, cfg, title: str) -> str:
+    look, Rs = _lookup(summary), list(cfg.group_sizes)
+    lines = [f"# {title}", "", f"Means over prompts with {summary['notes']['ci']}. "
+             "GRPO rows: non-degenerate groups only. n = groups measured.", "",
+             "| R | items | degenerate (all rewards equal) | all 0 | all 1 | mean reward |", "|---|---|---|---|---|---|"]
+    for R in Rs:
+        c = summary["counts"][str(R)]
+        mean = "-" if c["mean_reward"] is None else f"{c['mean_reward']:.3f}"
+        lines.append(f"| {R} | {c['items']} | {c['degenerate']} | {c['all_zero_reward']} | {c['all_one_reward']} | {mean} |")
+    for metric in TABLE_METRICS:
+        lines += ["", f"## {metric}", "", "| matrix | condition | " + " | ".join(f"R={R}" for R in Rs) + " |",
+                  "|---|---|" + "---|" * len(Rs)]
+        for matrix, cond in _row_keys(summary):
+            cells = []
+            for R in Rs:
+                r = look.get((R, matrix, cond, metric))
+                cells.append("-" if r is None else f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] (n={r['n']})")
+            lines.append(f"| {matrix} | {cond} | " + " | ".join(cells) + " |")
+    lines += ["", "## gradient norm ||(1/R) sum_i a_i g_i||", "", "| condition | " + " | ".join(f"R={R}" for R in Rs)
+              + " |", "|---|" + "---|" * len(Rs)]
+    for cond in sorted({r["condition"] for r in summary["rows"] if r["matrix"] == "gradient_norm"}):
+        cells = []
+        for R in Rs:
+            r = look.get((R, "gradient_norm", cond, "value"))
+            cells.append("-" if r is None else f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]")
+        lines.append(f"| {cond} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def latex(summary: dict, cfg) -> str:
+    look, Rs = _lookup(summary), list(cfg.group_sizes)
+    esc = lambda s: s.replace("_", r"\_")  # noqa: E731
+    out = [r"% generated by python -m grpo_verify.empirical; needs \usepackage{booktabs}"]
+    for metric in TABLE_METRICS:
+        out += [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{ll" + "c" * len(Rs) + "}",
+                r"\toprule", "matrix & condition & " + " & ".join(f"$R={R}$" for R in Rs) + r" \\", r"\midrule"]
+        for matrix, cond in _row_keys(summary):
+            cells = []
+            for R in Rs:
+                r = look.get((R, matrix, cond, metric))
+                cells.append("--" if r is None else f"{r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]")
+            out.append(f"{esc(matrix)} & {esc(cond)} & " + " & ".join(cells) + r" \\")
+        out += [r"\bottomrule", r"\end{tabular}",
+                rf"\caption{{{esc(metric)}: mean over prompts [{cfg.confidence:.0%} bootstrap CI].}}", r"\end{table}", ""]
+    return "\n".join(out)
+
+
+def _save(fig, out_dir, stem: str) -> list[str]:
+    names = []
+    for ext in ("png", "pdf"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
+        atomic_write_bytes(out_dir / f"{stem}.{ext}", buf.getvalue())
+        names.append(f"{stem}.{ext}")
+    return names
+
+
+def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    written, Rs = [], list(cfg.group_sizes)
+    # 1. singular-value spectra (sigma_k / sigma_1, mean over prompts) per R
+    fig, axes = plt.subplots(1, len(Rs), figsize=(4 * len(Rs), 3.4), squeeze=False)
+    for ax, R in zip(axes[0], Rs):
+        mine = [r["measure"] for r in records if r["R"] == R]
+        series = {"G": [m["G"] for m in mine], "centred G": [m["centred"] for m in mine]}
+        for cond in ("grpo", "gaussian", "ones"):
+            series[f"diag(a) G, {cond}"] = [m["conditions"][cond]["weighted"] for m in mine
+                                             if cond in m["conditions"] and not m["conditions"][cond]["zero_gradient"]]
+        for label, specs in series.items():
+            norm = [np.asarray(s["singular_values"]) / s["singular_values"][0] for s in specs if s["singular_values"][0] > 0]
+            if norm:
+                ax.semilogy(np.arange(1, R + 1), np.maximum(np.mean(norm, axis=0), 1e-12), marker="o", label=label)
+        ax.set_title(f"R = {R}")
+        ax.set_xlabel("k")
+        ax.set_ylabel(r"mean $\sigma_k / \sigma_1$")
+    axes[0][0].legend(fontsize=7)
+    written += _save(fig, out_dir, "spectra")
+    plt.close(fig)
+    # 2. effective rank vs R per condition
+    look = _lookup(summary)
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for matrix, cond in _row_keys(summary):
+        if matrix == "layer_gram":
+            continue
+        pts = [(R, look[(R, matrix, cond, "effective_rank")]) for R in Rs if (R, matrix, cond, "effective_rank") in look]
+        if not pts:
+            continue
+        x = [p[0] for p in pts]
+        y = [p[1]["mean"] for p in pts]
+        err = [[p[1]["mean"] - p[1]["ci_low"] for p in pts], [p[1]["ci_high"] - p[1]["mean"] for p in pts]]
+        label = matrix if cond == "-" else f"{matrix}: {cond}"
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label,
+                    linestyle="-" if matrix != "layers" else ":")
+    ax.plot(Rs, Rs, color="grey", lw=0.8, ls="--", label="R (full rank)")
+    ax.axhline(2, color="black", lw=0.8, ls="-.", label="2 (the paper's claim)")
+    ax.set_xlabel("group size R")
+    ax.set_ylabel("effective rank (mean, bootstrap CI)")
+    ax.set_xticks(Rs)
+    ax.legend(fontsize=6, ncol=2)
+    written += _save(fig, out_dir, "effective_rank_vs_R")
+    plt.close(fig)
+    # 3. sparsity vs training step
+    train = summary.get("train") or []
+    if train:
+        fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+        steps = [t["step"] for t in train]
+        keys = sorted({k for t in train if t["sparsity"] for k in t["sparsity"]})
+        for k in keys:
+            ax[0].plot(steps, [t["sparsity"][k] if t["sparsity"] else np.nan for t in train], marker=".", label=k)
+        ax[0].set_xlabel("training step")
+        ax[0].set_ylabel("fraction of gradient coordinates")
+        ax[0].legend(fontsize=7)
+        ax[1].plot(steps, [t["zero_advantage_group_fraction"] for t in train], marker=".", label="zero-advantage groups")
+        ax[1].plot(steps, [t["mean_reward"] for t in train], marker=".", label="mean reward")
+        ax[1].set_xlabel("training step")
+        ax[1].legend(fontsize=7)
+        written += _save(fig, out_dir, "train_sparsity")
+        plt.close(fig)
+    return written
+
+
+def write_all(records: list[dict], cfg, out_dir, title: str, train_records: list[dict] | None = None) -> dict:
+    summary = summarise(records, cfg, train_records)
+    atomic_write_json(out_dir / "summary.json", summary)
+    atomic_write_text(out_dir / "table.md", markdown(summary, cfg, title))
+    atomic_write_text(out_dir / "table.tex", latex(summary, cfg))
+    if cfg.plots and records:
+        plots(records, summary, cfg, out_dir)
+    return summary
