@@ -26,7 +26,7 @@ import sympy as sp
 
 from .d4_zero_sum import binary_advantages
 from .notation import R, eps, g, group_mean, i, j, r
-from grpo_verify.proof import Assumption, Remark, Result, Step
+from grpo_verify.proof import Assumption, Remark, Result, Step, as_written, computation
 
 # == expectation algebra ==========================================================================
 RANDOM = (r, g)  # the random quantities: rewards and scores of the rollouts
@@ -208,7 +208,7 @@ x = sp.Symbol("x", real=True)
 function_on_zero_one_is_affine = Result(
     name="function_on_zero_one_is_affine",
     doc="Every function $h$ on $\\{0, 1\\}$ is affine: $h(x) = h(0) + (h(1) - h(0)) x$ for $x = 0$ and $x = 1$.",
-    lhs=sp.ImmutableMatrix([[h(0) + (h(1) - h(0)) * 0, h(0) + (h(1) - h(0)) * 1]]),
+    lhs=as_written(lambda: sp.ImmutableMatrix([[h(0) + (h(1) - h(0)) * 0, h(0) + (h(1) - h(0)) * 1]])),
     rhs=sp.ImmutableMatrix([[h(0), h(1)]]),
     rule="evaluate at both points", why="Both sides agree at $x = 0$ and at $x = 1$.",
 )
@@ -391,13 +391,18 @@ score_cx = [[sp.simplify(sp.diff(sp.log(softmax3[a]), th[b]).subs(LOGITS)) for b
 rewards_cx = [sp.Integer(1), sp.Rational(1, 2), sp.Integer(0)]
 
 
-def _scaled_gradient_vector(size: int) -> sp.ImmutableMatrix:
+def _enumerated_scaled_gradient(size: int) -> sp.ImmutableMatrix:
+    """$E[A_1 g_1]$ as the raw sum over all $3^R$ outcome tuples (not simplified)."""
     def body(o):
         return sp.Matrix(score_cx[o[0]]) * group_advantages([rewards_cx[a] for a in o], "sample")[0]
     total = sp.zeros(3, 1)
     for o in itertools.product(range(3), repeat=size):
         total += sp.Mul(*[pi_cx[a] for a in o]) * body(o)
-    return sp.ImmutableMatrix(total.applyfunc(sp.radsimp))
+    return sp.ImmutableMatrix(total)
+
+
+def _scaled_gradient_vector(size: int) -> sp.ImmutableMatrix:
+    return sp.ImmutableMatrix(_enumerated_scaled_gradient(size).applyfunc(sp.radsimp))
 
 
 grad_J_cx = sp.ImmutableMatrix([sum(pi_cx[a] * rewards_cx[a] * score_cx[a][b] for a in range(3)) for b in range(3)])
@@ -408,7 +413,9 @@ CX = Assumption("softmax bandit with logits $\\theta = (\\log 3, \\log 2, 0)$, s
 three_action_policy_gradient_is_explicit = Result(
     name="three_action_policy_gradient_is_explicit",
     doc="In the three-action bandit, $\\nabla J = (1/6, -1/18, -1/9)$.",
-    lhs=grad_J_cx, rhs=sp.ImmutableMatrix([sp.Rational(1, 6), -sp.Rational(1, 18), -sp.Rational(1, 9)]),
+    lhs=as_written(lambda: sp.ImmutableMatrix([sum(pi_cx[a] * rewards_cx[a] * score_cx[a][b] for a in range(3))
+                                               for b in range(3)])),
+    rhs=sp.ImmutableMatrix([sp.Rational(1, 6), -sp.Rational(1, 18), -sp.Rational(1, 9)]),
     assumptions=(CX,), rule="$\\nabla J = \\sum_a \\pi_a r_a (e_a - \\pi)$", why="Exact sum over three actions.",
 )
 
@@ -417,7 +424,10 @@ three_reward_scaled_gradient_is_explicit = Result(
     doc="In the three-action bandit, $E[A_1 g_1] = \\sqrt{2} (1/8, -1/18, -5/72)$ for $R = 2$ (first column) "
         "and $(1/18 + 7\\sqrt{3}/54, -2\\sqrt{3}/27, -1/18 - \\sqrt{3}/18)$ for $R = 3$ (second column), by "
         "enumerating all $3^R$ tuples.",
-    lhs=sp.ImmutableMatrix.hstack(scaled_cx[2], scaled_cx[3]),
+    # the enumeration runs when the result is checked, not when the module is imported
+    lhs=computation("EnumeratedScaledGradient", r"\left(E_{\mathrm{enum}}[A_1 g_1]\right)_{R = 2, 3}",
+                    lambda: sp.ImmutableMatrix.hstack(_enumerated_scaled_gradient(2),
+                                                      _enumerated_scaled_gradient(3)))(),
     rhs=sp.ImmutableMatrix([[sp.sqrt(2) / 8, sp.Rational(1, 18) + 7 * sp.sqrt(3) / 54],
                             [-sp.sqrt(2) / 18, -2 * sp.sqrt(3) / 27],
                             [-5 * sp.sqrt(2) / 72, -sp.sqrt(3) / 18 - sp.Rational(1, 18)]]),

@@ -25,7 +25,7 @@ from . import d5_baseline_bias as d5
 from .d4_zero_sum import v
 from .d5_baseline_bias import Ex, G
 from .notation import R, g, group_mean, i, j, r
-from grpo_verify.proof import Assumption, ForEach, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, ForEach, Remark, Result, Step
 
 p = sp.Symbol("p", real=True)  # success probability
 u = sp.Symbol("u", real=True)  # p = 1/2 + u
@@ -67,7 +67,7 @@ all_rewards_equal_probability_by_enumeration = Result(
     name="all_rewards_equal_probability_by_enumeration",
     doc="Summing the probabilities of all constant binary reward vectors gives $p^R + (1-p)^R$ "
         "for $R = 2, \\dots, 6$ (entries in this order).",
-    lhs=sp.ImmutableMatrix([_all_equal_by_enumeration(size) for size in range(2, 7)]),
+    lhs=as_written(lambda: sp.ImmutableMatrix([_all_equal_by_enumeration(size) for size in range(2, 7)])),
     rhs=sp.ImmutableMatrix([zero_gradient_probability(p, size) for size in range(2, 7)]),
     assumptions=(PROBABILITY,),
     rule="enumeration of all $2^R$ reward vectors", why="Only the two constant vectors count.",
@@ -85,8 +85,9 @@ zero_gradient_probability_at_one_half_is_two_pow_one_minus_R = Result(
 zero_gradient_probability_is_symmetric_about_one_half = Result(
     name="zero_gradient_probability_is_symmetric_about_one_half",
     doc="$z_R(1/2 + u) = z_R(1/2 - u)$: swapping success and failure does not change it.",
-    lhs=zero_gradient_probability(sp.Rational(1, 2) + u),
-    rhs=zero_gradient_probability(sp.Rational(1, 2) - u),
+    lhs=as_written(lambda: zero_gradient_probability(sp.Rational(1, 2) + u)
+                   - zero_gradient_probability(sp.Rational(1, 2) - u)),
+    rhs=sp.Integer(0),
     assumptions=(GROUP,),
     rule="commutativity", why="The two terms swap.",
 )

@@ -39,7 +39,7 @@ from sympy.polys.matrices import DomainMatrix
 
 from . import d4_zero_sum as d4  # the module, not its results: a family lists only the results it defines
 from .notation import R, advantage, i, r
-from grpo_verify.proof import Assumption, ForEach, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, ForEach, Remark, Result, Step
 
 
 # == helpers ======================================================================================
@@ -229,7 +229,7 @@ G4 = sp.ImmutableMatrix([[1, 0, 2, -1, 3], [0, 1, 1, 2, -1], [2, 1, 0, 1, 1], [1
 binary_sample_std_advantages_R4_k1_are_three_halves_and_minus_one_half = Result(
     name="binary_sample_std_advantages_R4_k1_are_three_halves_and_minus_one_half",
     doc="With $R = 4$, $k = 1$ and the sample std, $a_+ = 3/2$ and $a_- = -1/2$ (D4's closed form).",
-    lhs=sp.ImmutableMatrix([d4.binary_advantages("sample", sp.Integer(1), sp.Integer(4))]),
+    lhs=as_written(lambda: sp.ImmutableMatrix([d4.binary_advantages("sample", sp.Integer(1), sp.Integer(4))])),
     rhs=sp.ImmutableMatrix([[sp.Rational(3, 2), sp.Rational(-1, 2)]]),
     rule="evaluation", why="$s = \\sqrt{(1 \\cdot 3/4)/3} = 1/2$.",
 )
@@ -310,7 +310,7 @@ LAYER_INPUTS = [
 binary_population_std_advantages_R2_are_plus_minus_one = Result(
     name="binary_population_std_advantages_R2_are_plus_minus_one",
     doc="With $R = 2$, $k = 1$ and the population std the advantages are $(1, -1)$.",
-    lhs=sp.ImmutableMatrix([d4.binary_advantages("population", sp.Integer(1), sp.Integer(2))]),
+    lhs=as_written(lambda: sp.ImmutableMatrix([d4.binary_advantages("population", sp.Integer(1), sp.Integer(2))])),
     rhs=sp.ImmutableMatrix([LAYER_A]),
     rule="evaluation", why="$\\sigma = 1/2$.",
 )
@@ -348,7 +348,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
         doc=f"With $R = {size}$, $k = {successes}$: $G = Z B$ and $\\operatorname{{diag}}(A) G = Z \\operatorname{{diag}}"
             f"(a_+, a_-) B$ with $Z$ the $R \\times 2$ class indicator and $B$ the class means as rows.",
         lhs=sp.ImmutableMatrix(sp.Matrix.vstack(sp.Matrix(G), diag(*A) * G)),
-        rhs=sp.ImmutableMatrix(sp.Matrix.vstack(Z * B, Z * diag(ap, am) * B)),
+        rhs=as_written(lambda: sp.ImmutableMatrix(sp.Matrix.vstack(Z * B, Z * diag(ap, am) * B))),
         assumptions=(TWO_CLUSTER, BINARY),
         rule="matrix product", why="Row $i$ of $Z$ selects the class mean of rollout $i$.",
     )
@@ -442,7 +442,7 @@ two_point_entropy_is_stationary_at_one_half = Result(
 equal_singular_values_give_effective_rank_two = Result(
     name="equal_singular_values_give_effective_rank_two",
     doc="Equal singular values ($x = 1/2$) give effective rank $e^{H(1/2)} = 2$.",
-    lhs=sp.exp(two_point_entropy(sp.Rational(1, 2))),
+    lhs=as_written(lambda: sp.exp(two_point_entropy(sp.Rational(1, 2)))),
     rhs=sp.Integer(2),
     rule="evaluation",
 )

@@ -30,7 +30,7 @@ from typing import Sequence
 import sympy as sp
 
 from .notation import g, r
-from grpo_verify.proof import Assumption, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, Remark, Result, Step
 
 # == symbols ======================================================================================
 N = sp.Symbol("N", integer=True, positive=True)  # support size of the finite model
@@ -308,7 +308,7 @@ R_EXAMPLE = [sp.Integer(1), sp.Integer(0), sp.Integer(0)]
 example_logits_give_policy_one_half_one_quarter_one_quarter = Result(
     name="example_logits_give_policy_one_half_one_quarter_one_quarter",
     doc="The logits $(\\log 2, 0, 0)$ give the softmax policy $\\pi = (1/2, 1/4, 1/4)$.",
-    lhs=sp.ImmutableMatrix([softmax_probabilities([sp.log(2), sp.Integer(0), sp.Integer(0)])]),
+    lhs=as_written(lambda: sp.ImmutableMatrix([softmax_probabilities([sp.log(2), sp.Integer(0), sp.Integer(0)])])),
     rhs=sp.ImmutableMatrix([PI_EXAMPLE]),
     rule="evaluation",
 )

@@ -1,5 +1,6 @@
 """The derivation engine: named results whose steps SymPy checks, and their reports."""
 
+from grpo_verify.proof.build import as_written, computation
 from grpo_verify.proof.catalog import Remark
 from grpo_verify.proof.result import (
     Assumption,
@@ -11,4 +12,5 @@ from grpo_verify.proof.result import (
     StepReport,
 )
 
-__all__ = ["Remark", "Assumption", "ForEach", "Result", "ResultReport", "Status", "Step", "StepReport"]
+__all__ = ["Assumption", "ForEach", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport", "as_written",
+           "computation"]
