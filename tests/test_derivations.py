@@ -40,3 +40,23 @@ def test_derivation_sources_have_no_invalid_escapes():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+def test_no_statement_was_decided_while_it_was_built():
+    """Sides identical at construction mean SymPy evaluated the claim on import: the check would be
+    vacuous and the print would read "2 = 2". Such sides must be built with ``as_written``."""
+    vacuous = [f"{r.family}.{r.name}" for r in RESULTS if r.lhs == r.rhs]
+    assert not vacuous, vacuous
+
+
+def test_every_package_is_listed_for_installation():
+    """pyproject lists packages explicitly (derivations/ is mapped); a package left out would be
+    missing from a non-editable install although editable installs and these tests still work."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "grpo_verify").rglob("__init__.py")}
+    found.add("grpo_verify.derivations")
+    assert found <= listed, sorted(found - listed)
