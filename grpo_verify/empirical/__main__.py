@@ -87,12 +87,15 @@ def prepare_out(cfg: Config, model_spec: str) -> tuple[Path, set[tuple[int, int]
 
 def main(argv: list[str] | None = None, *, stop_after_items: int | None = None) -> int:
     cfg = config_from_args(argv)
+    threads = torch.get_num_threads()
     try:
         cfg.validate()
         return run(cfg, stop_after_items=stop_after_items)
     except (ValueError, data.DataError, models.ModelError, RunError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    finally:
+        torch.set_num_threads(threads)  # main() may be called in-process (tests): leave no global change
 
 
 def run(cfg: Config, *, stop_after_items: int | None = None) -> int:

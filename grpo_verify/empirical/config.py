@@ -187,7 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--seed", type=int, default=d.seed, help="seeds sampling, controls, training, bootstrap")
     o.add_argument("--out", default=d.out, help="output directory")
     o.add_argument("--resume", action="store_true", help="continue an interrupted run in --out (same config)")
-    o.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    o.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default torch's). On a shared or small CPU use 1: OpenMP threads "
+                        "competing with other processes can make LAPACK/matmul 10-100x slower")
     o.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
     o.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG/PDF plots")
     return p

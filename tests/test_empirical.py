@@ -1,0 +1,211 @@
+"""python -m grpo_verify.empirical end to end on the tiny-random preset with a 5-problem fixture,
+plus unit tests of the reward, the Gram-derived matrices, the store and the inputs it refuses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from grpo_verify.empirical import data, measure, models, reward, store
+from grpo_verify.empirical.__main__ import Interrupted, main
+from grpo_verify.empirical.sampling import Rollouts
+from grpo_verify.gram import rollout_gram
+from grpo_verify.gram.reference import per_rollout_gradients
+
+FIXTURE = Path(__file__).parent / "fixtures" / "gsm8k_small.jsonl"
+BASE = ["--model", "tiny-random", "--dataset-file", str(FIXTURE), "--num-prompts", "2", "--group-sizes", "2,4",
+        "--max-new-tokens", "6", "--bootstrap", "50", "--no-progress", "--device", "cpu", "--threads", "1"]
+
+
+def _args(out: Path, *extra: str, plots: bool = False) -> list[str]:
+    return BASE + ["--out", str(out)] + ([] if plots else ["--no-plots"]) + list(extra)
+
+
+def _results(out: Path) -> list[dict]:
+    records, torn = store.read_jsonl(out / "results.jsonl")
+    assert torn == 0
+    for r in records:
+        r["measure"].pop("seconds")  # timings are the only thing allowed to differ
+    return sorted(records, key=lambda r: (r["prompt"], r["R"]))
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("emp") / "full"
+    assert main(_args(out, plots=True)) == 0
+    return out
+
+
+# -- end to end ----------------------------------------------------------------------------------
+def test_end_to_end_writes_every_output(full_run):
+    for name in ("config.json", "results.jsonl", "summary.json", "table.md", "table.tex", "spectra.png",
+                 "spectra.pdf", "effective_rank_vs_R.png", "effective_rank_vs_R.pdf"):
+        assert (full_run / name).is_file(), name
+    config = json.loads((full_run / "config.json").read_text())
+    assert config["options"]["group_sizes"] == [2, 4] and config["model"]["kind"] == "tiny-random"
+    assert config["packages"]["torch"] and config["packages"]["math-verify"]
+    records = _results(full_run)
+    assert [(r["prompt"], r["R"]) for r in records] == [(0, 2), (0, 4), (1, 2), (1, 4)]
+    for r in records:
+        m, R = r["measure"], r["R"]
+        assert np.asarray(m["K"]).shape == (R, R)
+        assert set(m["conditions"]) == {"grpo", "gaussian", "gaussian_centred", "ones", "rewards", "partial_credit"}
+        # the centred Gram has rank <= R - 1 (the constraint every centred estimator inherits)
+        assert m["centred"]["metrics"]["tolerance_rank"] <= R - 1
+        assert m["degenerate"] == (len(set(r["rewards"])) == 1)
+        if m["degenerate"]:
+            assert m["conditions"]["grpo"]["zero_gradient"] and m["conditions"]["grpo"]["gradient_norm"] == 0
+        else:
+            assert m["conditions"]["grpo"]["gram_vs_direct_rel_err"] < 1e-8
+        for cond in ("gaussian", "ones"):  # controls are measured on degenerate groups too
+            assert "layers" in m["conditions"][cond] and m["conditions"][cond]["gradient_norm"] > 0
+    summary = json.loads((full_run / "summary.json").read_text())
+    assert summary["counts"]["2"]["items"] == 2
+    assert any(row["matrix"] == "layers" and row["condition"] == "gaussian" for row in summary["rows"])
+    assert "effective_rank" in (full_run / "table.md").read_text() and r"\toprule" in (full_run / "table.tex").read_text()
+
+
+def test_rerun_with_same_seed_is_identical(full_run, tmp_path):
+    assert main(_args(tmp_path / "again")) == 0
+    assert _results(tmp_path / "again") == _results(full_run)
+
+
+def test_resume_after_interruption_does_not_duplicate(full_run, tmp_path):
+    out = tmp_path / "killed"
+    with pytest.raises(Interrupted):
+        main(_args(out), stop_after_items=1)
+    assert len(store.read_jsonl(out / "results.jsonl")[0]) == 1
+    # also tear the last line as a kill mid-write would
+    with open(out / "results.jsonl", "ab") as fh:
+        fh.write(b'{"prompt": 0, "R": 4, "meas')
+    assert main(_args(out, "--resume")) == 0
+    assert _results(out) == _results(full_run)
+
+
+def test_resume_refuses_a_different_config(full_run, tmp_path, capsys):
+    out = tmp_path / "copy"
+    shutil.copytree(full_run, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(_args(out, "--resume", "--temperature", "0.7")) == 2
+    assert "--temperature" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert main(_args(out)) == 2  # and no silent overwrite without --resume
+    assert "--resume" in capsys.readouterr().err
+
+
+# -- bad input: non-zero exit, a clear message, nothing written ---------------------------------------
+def test_malformed_line_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    lines = FIXTURE.read_text().splitlines()
+    bad.write_text("\n".join(lines[:2] + ['{"question": "no answer marker", "answer": "42"}'] + lines[2:]) + "\n")
+    out = tmp_path / "out"
+    args = [a if a != str(FIXTURE) else str(bad) for a in _args(out)]
+    assert main(args) == 2
+    assert f"{bad}:3" in capsys.readouterr().err
+    assert not out.exists()
+    bad.write_text(lines[0] + "\n{not json\n")
+    assert main(args) == 2
+    assert f"{bad}:2" in capsys.readouterr().err and not out.exists()
+
+
+def test_missing_file_gpu_preset_and_bad_group_sizes(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = [a if a != str(FIXTURE) else str(tmp_path / "nope.jsonl") for a in _args(out)]
+    assert main(args) == 2
+    assert "not found" in capsys.readouterr().err
+    gpu = _args(out) + ["--model", "nemotron-mini-4b"]
+    assert main(gpu) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+    assert main(_args(out) + ["--group-sizes", "1,4"]) == 2
+    assert "--group-sizes" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(_args(out) + ["--group-sizes", "two"])
+    assert exc.value.code == 2
+    assert not out.exists()
+
+
+# -- reward ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("prediction", ["18", "18.0", "$18", "The answer is 18.", "so 3*6 = 18 in total",
+                                        "\\boxed{18}", "The answer is $18.00"])
+def test_reward_accepts_equivalent_answers(prediction):
+    assert reward.binary_reward(prediction, "18") == 1.0
+
+
+@pytest.mark.parametrize("prediction", ["17", "The answer is 180", "no number here", "The answer is 19, not 18",
+                                        "18 eggs? No: 19"])
+def test_reward_rejects_wrong_answers(prediction):
+    # the stated answer counts, else the last number: "The answer is 19, not 18" states 19
+    assert reward.binary_reward(prediction, "18") == 0.0
+
+
+def test_reward_thousands_separator_and_partial_credit():
+    ref = data.reference_from_answer("250 * 4 = 1000\n#### 1,000")
+    assert ref == "1000"
+    assert reward.binary_reward("The answer is 1,000", ref) == 1.0
+    assert reward.binary_reward("1000", "1,000") == 1.0
+    assert reward.partial_reward("The answer is 900", "1000") == pytest.approx(0.9)
+    assert reward.partial_reward("The answer is 5000", "1000") == 0.0
+    assert reward.partial_reward("nothing", "1000") == 0.0
+    assert reward.extract_answer("I think 7", strict=True) is None
+    assert reward.extract_answer("The answer is 18. Wait, 19") == "18"  # an explicit statement beats a stray number
+
+
+def test_arith_is_deterministic_and_correct():
+    a, b = data.make_arith(20, 2, "+-*", seed=3), data.make_arith(20, 2, "+-*", seed=3)
+    assert a == b and a != data.make_arith(20, 2, "+-*", seed=4)
+    for p in a:
+        x, op, y = p.question.removeprefix("What is ").removesuffix("?").split()
+        assert eval(f"{x}{op}{y}") == int(p.reference)  # noqa: S307 - our own generated digits
+
+
+# -- Gram-derived matrices against an explicit G ---------------------------------------------------
+def test_gram_derived_matrices_match_explicit_G():
+    tok = models.tiny_tokenizer()
+    model = models.tiny_random_model(tok, seed=1).double()
+    R, L, start = 4, 12, 5
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(4, len(tok), (R, L), generator=g)
+    mask = torch.ones_like(ids)
+    mask[1, 9:] = 0  # ragged completions, right-padded as the sampler makes them
+    mask[3, 7:] = 0
+    a = np.array([1.0, -0.5, 2.0, -2.5])
+    store_g, _ = per_rollout_gradients(model, ids, mask, start, "mean")
+    G = torch.cat([store_g[n] for n in sorted(store_g)], dim=1).numpy()
+    res = rollout_gram(model, ids, mask, start, "mean", advantages=a, singular_values=True)
+    K = res.K.numpy()
+    np.testing.assert_allclose(K, G @ G.T, rtol=1e-9, atol=1e-12)
+    grams = measure.derived_grams(K, a)
+    C = measure.centring(R)
+    np.testing.assert_allclose(grams["centred"], (C @ G) @ (C @ G).T, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(grams["weighted"], (np.diag(a) @ G) @ (np.diag(a) @ G).T, rtol=1e-9, atol=1e-12)
+    assert measure.group_gradient_norm(K, a) == pytest.approx(np.linalg.norm(a @ G) / R, rel=1e-9)
+    # the controls' per-layer gradients (one forward, one backward per vector) equal the engine's
+    ro = Rollouts(ids, mask, torch.full((R,), start), [""] * R, [0] * R)
+    (_, grads), = list(measure.weighted_gradients(model, ro, {"grpo": a}, "mean"))
+    # (to ~1e-7 relative, not 1e-15: even in float64, transformers' Llama keeps some internals in
+    # float32, and one backward of sum_i a_i l_i rounds differently from R backwards of l_i)
+    for name, w in res.grpo_gradients.items():
+        reference = a @ store_g[name].numpy()
+        np.testing.assert_allclose(w.numpy().reshape(-1), reference, rtol=0, atol=1e-12 * np.abs(reference).max())
+        np.testing.assert_allclose(grads[name].numpy().reshape(-1), reference, rtol=0,
+                                   atol=1e-5 * np.abs(store_g[name].numpy()).max())
+
+
+# -- store -------------------------------------------------------------------------------------
+def test_read_jsonl_drops_only_a_torn_last_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    store.append_jsonl(path, {"a": 1})
+    store.append_jsonl(path, {"a": 2})
+    with open(path, "ab") as fh:
+        fh.write(b'{"a": 3')
+    records, torn = store.read_jsonl(path, repair=True)
+    assert records == [{"a": 1}, {"a": 2}] and torn == 7
+    assert path.read_bytes().endswith(b'{"a":2}\n')
+    path.write_bytes(b'{"a": 1}\n{bad\n{"a": 2}\n')
+    with pytest.raises(ValueError, match=":2: corrupt"):
+        store.read_jsonl(path)
