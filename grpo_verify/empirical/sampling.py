@@ -61,6 +61,18 @@ def _eos_ids(tokenizer, model) -> set[int]:
     return ids
 
 
+class _VocabMask:
+    """Never sample ids the tokenizer cannot decode (a model whose embedding is larger than the
+    tokenizer's vocabulary: padded vocabularies, or the random-weight 4B preset)."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def __call__(self, input_ids, scores):
+        scores[:, self.size:] = float("-inf")
+        return scores
+
+
 @torch.no_grad()
 def sample_group(model, tokenizer, prompt: list[int], group_size: int, *, temperature: float, top_p: float,
                  max_new_tokens: int, seed: int) -> Rollouts:
@@ -69,9 +81,13 @@ def sample_group(model, tokenizer, prompt: list[int], group_size: int, *, temper
     ids = torch.tensor([prompt] * group_size, device=device)
     torch.manual_seed(seed)  # seeds the CPU and every CUDA generator used by sampling
     eos = sorted(_eos_ids(tokenizer, model))
+    extra = {}
+    if model.config.vocab_size > len(tokenizer):
+        from transformers import LogitsProcessorList
+        extra["logits_processor"] = LogitsProcessorList([_VocabMask(len(tokenizer))])
     out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=True,
                          temperature=temperature, top_p=top_p, top_k=0, max_new_tokens=max_new_tokens,
-                         eos_token_id=eos or None, pad_token_id=tokenizer.pad_token_id)
+                         eos_token_id=eos or None, pad_token_id=tokenizer.pad_token_id, **extra)
     start = len(prompt)
     completion = out[:, start:]
     # real completion tokens: up to and including the first EOS (generate pads after it)
