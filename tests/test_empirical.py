@@ -209,3 +209,12 @@ def test_read_jsonl_drops_only_a_torn_last_line(tmp_path):
     path.write_bytes(b'{"a": 1}\n{bad\n{"a": 2}\n')
     with pytest.raises(ValueError, match=":2: corrupt"):
         store.read_jsonl(path)
+
+
+def test_default_model_and_vocab_mask():
+    assert models.default_model(cuda=True)[0] == "nemotron-mini-4b"
+    assert models.default_model(cuda=False)[0] == "smollm2-135m"
+    from grpo_verify.empirical.sampling import _VocabMask, derived_seed
+    scores = _VocabMask(3)(None, torch.zeros(2, 5))
+    assert torch.isinf(scores[:, 3:]).all() and (scores[:, :3] == 0).all()
+    assert derived_seed(0, 1, 2) == derived_seed(0, 1, 2) != derived_seed(0, 2, 1)
