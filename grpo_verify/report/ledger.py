@@ -1,0 +1,544 @@
+"""Assemble the ledger (a JSON-ready dict: evidence and verdicts per claim) and render it.
+
+``build`` takes plain inputs (derivation infos, test outcomes, runs), so tests can feed synthetic ones;
+``markdown`` and ``latex_document`` only format what ``build`` decided.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from grpo_verify import latex
+from grpo_verify.proof import Status
+
+from . import junit, rules
+from .claims import ARXIV, CLAIMS, DERIVATION_TEST, PAPER, Claim
+from .rules import DerivationEvidence, Role, Verdict
+from .runs import PAPER_MODEL, Run, Synthetic
+
+RANK_MATRICES = (("G", "-", "$G$ (per-rollout gradients $g_i$ as rows)"),
+                 ("centred", "-", "centred $G$, $(I - \\mathbf{1}\\mathbf{1}^T/R) G$"),
+                 ("weighted", "grpo", "$\\operatorname{diag}(A) G$, GRPO advantages"),
+                 ("layers", "grpo", "per-layer weight gradients $\\sum_i A_i \\partial l_i/\\partial W$ (median over 2-D weights)"),
+                 ("layer_gram", "-", "$G$ restricted to one transformer block (median over blocks)"))
+RANK_METRICS = (("effective_rank", "effective rank"), ("stable_rank", "stable rank"),
+                ("participation_ratio", "participation ratio"), ("energy_rank_90", "energy rank (90%)"),
+                ("energy_rank_99", "energy rank (99%)"))
+ATTRIBUTION_METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_90")
+CONTROL_LABELS = {"grpo": "GRPO", "gaussian": "N(0,1)", "gaussian_centred": "centred N(0,1)", "ones": "all-ones",
+                  "rewards": "raw rewards"}
+NOT_ON_PAPER_MODEL = f"not yet measured on {PAPER_MODEL}"
+
+
+@dataclass(frozen=True)
+class DerivationInfo:
+    """What the ledger shows of one derivation result (from the catalogue and its check)."""
+
+    name: str
+    family: str  # "D7"
+    family_key: str  # "d7_rank_structure"
+    status: Status
+    scope: str
+    doc: str
+    assumptions: tuple[str, ...] = ()
+    statement: str = ""  # LaTeX of lhs relation rhs
+
+
+def derivation_infos(families, reports) -> dict[str, DerivationInfo]:
+    out = {}
+    for f in families:
+        for r in f.results:
+            rep = reports[r.name]
+            statement = (f"{latex.expression(r.lhs)} {latex.RELATION_LATEX[r.relation]} "
+                         f"{latex.expression(r.rhs)}")
+            out[r.name] = DerivationInfo(r.name, f.label, f.key, rep.status, rep.scope, r.doc,
+                                         tuple(a.text for a in r.assumptions), statement)
+    return out
+
+
+def test_selectors(claim: Claim, infos: dict[str, DerivationInfo]) -> list[str]:
+    derived = [DERIVATION_TEST.format(family=infos[c.name].family_key, name=c.name)
+               for c in claim.cited if c.name in infos]
+    return list(claim.tests) + derived
+
+
+def all_selectors(infos: dict[str, DerivationInfo], claims: Sequence[Claim] = CLAIMS) -> list[str]:
+    return sorted({s for c in claims for s in test_selectors(c, infos)})
+
+
+# -- building ------------------------------------------------------------------------------------
+def _row(r: dict | None) -> dict | None:
+    if r is None:
+        return None
+    return {k: r[k] for k in ("mean", "ci_low", "ci_high", "n")}
+
+
+def run_label(run: Run) -> str:
+    return f"{run.model_label} on {run.task_label}"
+
+
+def run_entry(run: Run, out_dir: Path) -> dict:
+    s = run.summary
+    return {"id": run.path.name, "path": _rel(run.path, out_dir), "model": run.model_label,
+            "model_kind": run.model.get("kind"), "revision": run.revision, "task": run.task_label,
+            "hardware": run.hardware, "group_sizes": run.group_sizes, "items": run.items,
+            "partial": run.partial, "paper_setting": run.is_paper_setting,
+            "ci": (s.get("notes") or {}).get("ci", "see summary.json"),
+            "counts": s.get("counts", {}), "command": run.config.get("command", "")}
+
+
+def rank_section(runs: Sequence[Run], out_dir: Path) -> dict:
+    paper_runs = [r for r in runs if r.is_paper_setting]
+    rows = []
+    for matrix, cond, mlabel in RANK_MATRICES:
+        for metric, label in RANK_METRICS:
+            entry = {"matrix": matrix, "condition": cond, "matrix_label": mlabel, "metric": metric,
+                     "metric_label": label, "runs": []}
+            for run in runs:
+                per_R = {}
+                for R in run.group_sizes:
+                    r = _row(run.row(R, matrix, cond, metric))
+                    if r is not None:
+                        r["status"] = rules.approx_two(r["mean"], r["ci_low"], r["ci_high"], r["n"])
+                        per_R[str(R)] = r
+                status = rules.series_status({int(R): r["status"] for R, r in per_R.items()})
+                entry["runs"].append({"id": run.path.name, "per_R": per_R, "status": status})
+            paper = [e for e, run in zip(entry["runs"], runs) if run.is_paper_setting]
+            entry["paper_setting"] = paper[0]["status"] if paper else NOT_ON_PAPER_MODEL
+            rows.append(entry)
+    plots = [_rel(p, out_dir) for run in runs for p in run.plots
+             if p.stem in ("effective_rank_vs_R", "spectra")]
+    instead = "; ".join(f"{run_label(r)} ({r.path.name})" for r in runs if not r.is_paper_setting)
+    return {"paper_runs": [r.path.name for r in paper_runs], "rows": rows, "plots": plots,
+            "measured_instead": instead or "nothing"}
+
+
+def attribution_section(runs: Sequence[Run]) -> dict:
+    out = []
+    for run in runs:
+        cells, verdicts = [], []
+        for matrix in ("weighted", "layers"):
+            for metric in ATTRIBUTION_METRICS:
+                for R in run.group_sizes:
+                    grpo = _row(run.row(R, matrix, "grpo", metric))
+                    controls = {c: _row(run.row(R, matrix, c, metric)) for c in rules.NON_ZERO_SUM_CONTROLS
+                                + rules.ZERO_SUM_CONTROLS}
+                    controls = {c: v for c, v in controls.items() if v is not None}
+                    if grpo is None or not controls:
+                        continue
+                    verdict = rules.attribution(grpo, controls)
+                    verdicts.append(verdict)
+                    cells.append({"matrix": matrix, "metric": metric, "R": R, "grpo": grpo, "controls": controls,
+                                  "attribution": verdict})
+        out.append({"id": run.path.name, "cells": cells, "overall": rules.combine_attributions(verdicts)})
+    return {"runs": out}
+
+
+def sparsity_section(runs: Sequence[Run], synthetic: Synthetic | None, out_dir: Path) -> dict:
+    section: dict = {"synthetic": None, "runs": [], "plots": []}
+    if synthetic is not None:
+        per_R = {}
+        for R in sorted(synthetic.summary["per_R"], key=int):
+            e = synthetic.change(R)
+            per_R[R] = {"start": e["start"]["mean"], "end": e["end"]["mean"], "change": e["change"]["mean"],
+                        "se": e["change"]["se"], "trend": rules.trend(e["change"]["mean"], e["change"]["se"])}
+            z = synthetic.summary["per_R"][R].get("zero_adv_frac")
+            if z:
+                per_R[R]["sampled_zero_advantage"] = [z["start"]["mean"], z["end"]["mean"]]
+        cfg = synthetic.summary.get("config", {})
+        section["synthetic"] = {"path": _rel(synthetic.path, out_dir), "per_R": per_R,
+                                "setting": f"{cfg.get('policy', '?')} policy, {cfg.get('steps', '?')} SGD steps, "
+                                           f"seeds {cfg.get('seeds', '?')}, advantage {cfg.get('advantage', '?')}"}
+        section["plots"] += [_rel(p, out_dir) for p in synthetic.plots
+                             if p.stem in ("exact_zero_gradient_probability", "zero_advantage_fraction")]
+    for run in runs:
+        train = run.summary.get("train") or []
+        if not train:
+            continue
+        first, last = train[0], train[-1]
+        section["runs"].append({"id": run.path.name, "steps": len(train),
+                                "zero_advantage_group_fraction": [first.get("zero_advantage_group_fraction"),
+                                                                  last.get("zero_advantage_group_fraction")],
+                                "sparsity": {k: [(first.get("sparsity") or {}).get(k), v]
+                                             for k, v in (last.get("sparsity") or {}).items()},
+                                "note": "too few steps for a trend" if len(train) < 20 else ""})
+        section["plots"] += [_rel(p, out_dir) for p in run.plots if p.stem == "train_sparsity"]
+    return section
+
+
+def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]] | None, runs: Sequence[Run],
+          synthetic: Synthetic | None, out_dir: Path, *, test_source: str, source_root: Path | None = None,
+          version: str = "", claims: Sequence[Claim] = CLAIMS) -> dict:
+    """``outcomes`` None means the tests were not run (--skip-tests)."""
+    out_dir = Path(out_dir)
+    ledger_claims = []
+    for claim in claims:
+        derivs, evidence = [], []
+        for c in claim.cited:
+            info = infos.get(c.name)
+            status = info.status if info else Status.UNPROVED
+            ev = DerivationEvidence(c.name, info.family if info else "?", c.role, status,
+                                    info.scope if info else "not in the catalogue", c.condition)
+            evidence.append(ev)
+            src = (_rel(source_root / "derivations" / f"{info.family_key}.py", out_dir)
+                   if info and source_root else "")
+            derivs.append({"name": c.name, "family": ev.family, "role": c.role.value, "status": status.value,
+                           "scope": ev.scope, "condition": c.condition, "doc": info.doc if info else
+                           "(no result of this name in the derivation catalogue)",
+                           "assumptions": list(info.assumptions) if info else [],
+                           "statement": info.statement if info else "", "source": src})
+        selectors = test_selectors(claim, infos)
+        tests = None if outcomes is None else junit.evidence(selectors, outcomes)
+        entry = {"key": claim.key, "title": claim.title, "quote": claim.quote, "arxiv": ARXIV,
+                 "kind": claim.kind, "statement": claim.statement, "derivations": derivs,
+                 "tests": ("not run" if tests is None else
+                           [{"selector": t.selector, "outcome": t.outcome,
+                             "cases": [{"id": i, "outcome": o, "message": m} for i, o, m in t.cases]} for t in tests])}
+        if claim.empirical == "rank":
+            section = rank_section(runs, out_dir)
+            entry["rank"] = section
+            paper = [r for r in runs if r.is_paper_setting]
+            primary = None
+            if paper:
+                m, cnd, met = rules.PRIMARY
+                primary = {R: r for R in paper[0].group_sizes if (r := _row(paper[0].row(R, m, cnd, met)))}
+            decision = rules.rank_claim_verdict(primary, tests, evidence, section["measured_instead"])
+        else:
+            decision = rules.theorem_verdict(evidence, tests)
+        if claim.empirical == "sparsity":
+            entry["sparsity"] = sparsity_section(runs, synthetic, out_dir)
+            syn = entry["sparsity"]["synthetic"]
+            if syn is not None:
+                decision = rules.with_simulation(decision, {R: v["trend"] for R, v in syn["per_R"].items()})
+            else:
+                decision.reasons.append("simulation of training not measured")
+        if claim.empirical == "attribution":
+            entry["attribution"] = attribution_section(runs)
+        entry.update(verdict=decision.verdict.value, reasons=decision.reasons, conditions=decision.conditions,
+                     counterexamples=decision.counterexamples)
+        ledger_claims.append(entry)
+    return {"paper": PAPER, "arxiv": ARXIV, "generator": f"python -m grpo_verify.report (grpo-verify {version})",
+            "tests": test_source, "runs": [run_entry(r, out_dir) for r in runs],
+            "tolerance": {"target": rules.TARGET_RANK, "absolute": rules.APPROX_TOLERANCE,
+                          "min_groups": rules.MIN_GROUPS, "primary": list(rules.PRIMARY),
+                          "rule": f"|mean - 2| <= {rules.APPROX_TOLERANCE} and CI overlapping "
+                                  f"[{rules.TARGET_RANK - rules.APPROX_TOLERANCE}, "
+                                  f"{rules.TARGET_RANK + rules.APPROX_TOLERANCE}], n >= {rules.MIN_GROUPS}"},
+            "rules": rules_text(), "claims": ledger_claims}
+
+
+def rules_text() -> list[str]:
+    t = rules.APPROX_TOLERANCE
+    return [
+        "Any property test failed, errored, skipped, missing or not run, or any cited derivation result not "
+        "proved -> inconclusive (never confirmed).",
+        "A proved counterexample to the claim as worded -> refuted, naming it.",
+        "Every supporting result proved, some only under an extra assumption or for a range of values -> "
+        "confirmed under stated conditions (the conditions listed).",
+        "Every supporting result proved symbolically and every test passed -> confirmed.",
+        "A simulation in which the claimed rise is a fall (change + 2 se < 0) -> inconclusive.",
+        f"Empirical claim with no run in the paper's setting ({PAPER_MODEL} with real weights, GSM8K) -> not yet "
+        "measured, whatever else was measured.",
+        f"Effective rank about 2: |mean - 2| <= {t} and the confidence interval overlaps [{2 - t}, {2 + t}], "
+        f"with at least {rules.MIN_GROUPS} groups; not about 2: the interval lies outside [{2 - t}, {2 + t}].",
+        "Controls: comparable when the control's mean lies in GRPO's interval or the intervals overlap; every "
+        "non-zero-sum control (N(0,1), all-ones, raw rewards) comparable -> the rank is generic, not caused by "
+        "zero-sum advantages.",
+    ]
+
+
+def _rel(path: Path, out_dir: Path) -> str:
+    return Path(os.path.relpath(Path(path).resolve(), Path(out_dir).resolve())).as_posix()
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+def _fmt(r: dict | None, digits: int = 2) -> str:
+    if r is None:
+        return "-"
+    return f"{r['mean']:.{digits}f} [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}]"
+
+
+def _md_cell(run_entry_: dict) -> str:
+    parts = [f"R={R}: {_fmt(r)} (n={r['n']})" for R, r in run_entry_["per_R"].items()]
+    return ("; ".join(parts) or "-") + f" -> **{run_entry_['status']}**"
+
+
+def summary_rows(ledger: dict) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for c in ledger["claims"]:
+        why = c["counterexamples"][0] if c["counterexamples"] else (c["conditions"][0] if c["conditions"]
+                                                                    else c["reasons"][0] if c["reasons"] else "")
+        rows.append((c["key"], c["title"], c["verdict"], why))
+    return rows
+
+
+def summary_markdown(ledger: dict) -> str:
+    lines = ["| # | Claim | Verdict | Main reason |", "|---|---|---|---|"]
+    for key, title, verdict, why in summary_rows(ledger):
+        lines.append(f"| {key} | {title} | **{verdict}** | {why.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def markdown(ledger: dict) -> str:
+    L = ["# Claims ledger: arXiv " + ledger["arxiv"], "",
+         f"{ledger['paper']}, [arXiv:{ledger['arxiv']}](https://arxiv.org/abs/{ledger['arxiv']}).", "",
+         f"Generated by `{ledger['generator']}`. Property tests: {ledger['tests']}.", "",
+         "## Summary", "", summary_markdown(ledger), "", "## Verdict rules (grpo_verify/report/rules.py)", ""]
+    L += [f"{n}. {r}" for n, r in enumerate(ledger["rules"], 1)]
+    L += ["", "## Empirical runs", ""]
+    if not ledger["runs"]:
+        L.append("None given (`--empirical DIR`).")
+    for r in ledger["runs"]:
+        L += [f"- **{r['id']}** (`{r['path']}`): {r['model']} (kind {r['model_kind']}, {r['revision']}); task {r['task']}; "
+              f"R = {r['group_sizes']}; {r['items']} items{' (PARTIAL: run in progress, summarised from results.jsonl)' if r['partial'] else ''}; "
+              f"hardware {r['hardware']}; CI: {r['ci']}; paper setting: {'yes' if r['paper_setting'] else 'no'}."]
+    for c in ledger["claims"]:
+        L += ["", f"## {c['key']}. {c['title']}", ""]
+        if c["quote"]:
+            L += [f"> \"{c['quote']}\" — Mishra, Chakraborty, Kapusuzoglu, arXiv:{c['arxiv']} (abstract)", ""]
+        else:
+            L += ["(Not a claim of the paper: a finding of this suite.)", ""]
+        L += [f"**Verdict: {c['verdict']}.**", ""]
+        for label, key in (("Why", "reasons"), ("Conditions", "conditions"), ("Counterexamples", "counterexamples")):
+            if c[key]:
+                L += [f"{label}:", ""] + [f"- {x}" for x in c[key]] + [""]
+        L += ["### What is proved", "", c["statement"], ""]
+        for d in c["derivations"]:
+            link = f"[{d['family']}]({d['source']})" if d["source"] else d["family"]
+            extra = f" — {d['condition']}" if d["condition"] else ""
+            L.append(f"- {link} `{d['name']}` ({d['role']}{extra}): **{d['status']}** ({d['scope']}). {d['doc']}")
+            if d["assumptions"]:
+                L.append("  Assumptions: " + "; ".join(d["assumptions"]) + ".")
+        L += ["", "Rendered step by step in `derivations.pdf` (`python -m grpo_verify.render --pdf`), section of "
+              "the family named.", "", "### Property tests (this run)", ""]
+        if c["tests"] == "not run":
+            L.append("tests not run (`--skip-tests`).")
+        else:
+            passed = sum(t["outcome"] == "passed" for t in c["tests"])
+            L.append(f"{passed}/{len(c['tests'])} passed.")
+            L.append("")
+            for t in c["tests"]:
+                msg = next((f": {x['message']}" for x in t["cases"] if x["outcome"] != "passed" and x["message"]), "")
+                L.append(f"- `{t['selector']}`: {t['outcome']} ({len(t['cases'])} case(s)){msg}")
+        if "rank" in c:
+            L += _md_rank(c["rank"], ledger)
+        if "attribution" in c:
+            L += _md_attribution(c["attribution"])
+        if "sparsity" in c:
+            L += _md_sparsity(c["sparsity"])
+    return "\n".join(L) + "\n"
+
+
+def _md_rank(sec: dict, ledger: dict) -> list[str]:
+    ids = [r["id"] for r in ledger["runs"]]
+    tol = ledger["tolerance"]
+    L = ["", "### Measurements", "",
+         f"Tolerance: \"effective rank ~ 2\" means {tol['rule']}. Verdict series: {', '.join(tol['primary'])}. "
+         f"Paper setting runs: {', '.join(sec['paper_runs']) or 'none'}; measured instead: {sec['measured_instead']}.",
+         "", "| matrix | rank definition | Nemotron-4B / GSM8K | " + " | ".join(ids) + " |",
+         "|---|---|---|" + "---|" * len(ids)]
+    for row in sec["rows"]:
+        L.append(f"| {row['matrix_label']} | {row['metric_label']} | {row['paper_setting']} | "
+                 + " | ".join(_md_cell(e) for e in row["runs"]) + " |")
+    L += [""] + [f"![{p}]({p})" for p in sec["plots"]]
+    return L
+
+
+def _md_attribution(sec: dict) -> list[str]:
+    L = ["", "### Controls: is low rank caused by zero-sum advantages?", ""]
+    if not sec["runs"]:
+        return L + ["No empirical run given: not yet measured."]
+    for run in sec["runs"]:
+        L += [f"**{run['id']}**: {run['overall']}.", "", "| matrix | metric | R | GRPO | " +
+              " | ".join(CONTROL_LABELS[c] for c in rules.NON_ZERO_SUM_CONTROLS + rules.ZERO_SUM_CONTROLS)
+              + " | attribution |", "|---|---|---|---|---|---|---|---|---|"]
+        for cell in run["cells"]:
+            ctl = [_fmt(cell["controls"].get(c)) for c in rules.NON_ZERO_SUM_CONTROLS + rules.ZERO_SUM_CONTROLS]
+            L.append(f"| {cell['matrix']} | {cell['metric']} | {cell['R']} | {_fmt(cell['grpo'])} | "
+                     + " | ".join(ctl) + f" | {cell['attribution'].split(':')[0]} |")
+        L.append("")
+    return L
+
+
+def _md_sparsity(sec: dict) -> list[str]:
+    L = ["", "### Measurements", ""]
+    syn = sec["synthetic"]
+    if syn is None:
+        L.append("Simulation of training: not measured.")
+    else:
+        L += [f"Synthetic training (`{syn['path']}`; {syn['setting']}): exact expected fraction of zero-gradient "
+              "groups, start -> end (mean over seeds; change +- se).", "",
+              "| R | start | end | change | trend |", "|---|---|---|---|---|"]
+        for R, v in syn["per_R"].items():
+            L.append(f"| {R} | {v['start']:.3f} | {v['end']:.3f} | {v['change']:+.3f} +- {v['se']:.3f} | {v['trend']} |")
+    for r in sec["runs"]:
+        z = r["zero_advantage_group_fraction"]
+        L += ["", f"Run {r['id']}: {r['steps']} GRPO training steps; zero-advantage group fraction {z[0]} -> {z[1]}"
+              + (f" ({r['note']})" if r["note"] else "") + "; sparsity (first -> last): "
+              + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in r["sparsity"].items()) + "."]
+    L += [""] + [f"![{p}]({p})" for p in sec["plots"] if p.endswith(".png")]
+    return L
+
+
+# -- LaTeX ---------------------------------------------------------------------------------------
+_UNICODE_TEX = {"\u2248": "$\\approx$", "\u2208": "$\\in$", "\u2264": "$\\le$", "\u2265": "$\\ge$",
+                "\u2014": "---", "\u2013": "--", "\u00d7": "$\\times$", "\u2192": "$\\to$"}
+
+
+def tex(text: str, where: str = "ledger") -> str:
+    """Prose to LaTeX: the few non-ASCII characters of quotations become maths, the rest via latex.prose."""
+    for ch, rep in _UNICODE_TEX.items():
+        text = text.replace(ch, rep)
+    return latex.prose(text, where)
+
+
+def _tex_fmt_cell(e: dict) -> str:
+    parts = [f"$R={R}$: {r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]" for R, r in e["per_R"].items()]
+    return r"\newline ".join(parts or ["--"]) + r"\newline \textbf{" + tex(e["status"].replace("~", "about ")) + "}"
+
+
+def _figures(paths: Sequence[str], graphics: bool, width: str = r"0.8\linewidth") -> list[str]:
+    """One figure per plot stem: the PDF version when the run wrote one, else the PNG."""
+    out = []
+    for path in paths:
+        if not path.endswith(".png"):
+            continue
+        pdf = path[:-4] + ".pdf"
+        use = pdf if pdf in paths else path
+        if not graphics:
+            out.append(rf"\noindent Figure: \texttt{{{tex(use)}}}\par")
+            continue
+        out.append(r"\begin{center}\includegraphics[width=" + width + r"]{\detokenize{" + use + r"}}\\"
+                   + rf"\footnotesize\texttt{{{tex(use)}}}\end{{center}}")
+    return out
+
+
+def latex_document(ledger: dict, graphics: bool = True) -> str:
+    B = [r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage[margin=1.8cm]{geometry}",
+         r"\usepackage{amsmath,amssymb,longtable,array}"]
+    if graphics:
+        B.append(r"\usepackage{graphicx}")
+    B += [r"\title{Claims ledger: arXiv " + ledger["arxiv"] + "}",
+          r"\author{" + tex(ledger["generator"]) + "}", r"\date{}", r"\begin{document}", r"\maketitle",
+          r"\noindent " + tex(ledger["paper"]) + rf", arXiv:{ledger['arxiv']}. Property tests: "
+          + tex(ledger["tests"]) + ".", r"\section*{Summary}",
+          r"\begin{longtable}{p{0.05\linewidth}p{0.3\linewidth}p{0.17\linewidth}p{0.38\linewidth}}",
+          r"\# & claim & verdict & main reason \\ \hline \endhead"]
+    for key, title, verdict, why in summary_rows(ledger):
+        B.append(f"{key} & {tex(title)} & \\textbf{{{tex(verdict)}}} & {tex(why)} \\\\")
+    B += [r"\end{longtable}", r"\section*{Verdict rules}", r"\begin{enumerate}"]
+    B += [rf"\item {tex(r)}" for r in ledger["rules"]]
+    B += [r"\end{enumerate}", r"\section*{Empirical runs}"]
+    if not ledger["runs"]:
+        B.append(r"None given.")
+    else:
+        B.append(r"\begin{itemize}")
+        for r in ledger["runs"]:
+            partial = " (PARTIAL: run in progress, summarised from results.jsonl)" if r["partial"] else ""
+            B.append(rf"\item \textbf{{{tex(r['id'])}}}: {tex(r['model'])} (kind {tex(str(r['model_kind']))}, "
+                     rf"{tex(r['revision'])}); task {tex(r['task'])}; $R \in \{{{', '.join(map(str, r['group_sizes']))}\}}$; "
+                     rf"{r['items']} items{tex(partial)}; hardware {tex(r['hardware'])}; CI: {tex(r['ci'])}; "
+                     rf"paper setting: {'yes' if r['paper_setting'] else 'no'}.")
+        B.append(r"\end{itemize}")
+    for c in ledger["claims"]:
+        B.append(rf"\section{{{c['key']}. {tex(c['title'])}}}")
+        if c["quote"]:
+            B.append(r"\begin{quote}``" + tex(c["quote"]) + r"'' --- Mishra, Chakraborty, Kapusuzoglu, "
+                     rf"arXiv:{c['arxiv']} (abstract).\end{{quote}}")
+        else:
+            B.append(r"\noindent(Not a claim of the paper: a finding of this suite.)\par")
+        B.append(rf"\noindent\textbf{{Verdict: {tex(c['verdict'])}.}}")
+        for label, key in (("Why", "reasons"), ("Conditions", "conditions"), ("Counterexamples", "counterexamples")):
+            if c[key]:
+                B += [rf"\paragraph{{{label}.}}", r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in c[key]] + [r"\end{itemize}"]
+        B += [r"\subsection*{What is proved}", tex(c["statement"]), r"\begin{itemize}"]
+        for d in c["derivations"]:
+            cond = f" --- {tex(d['condition'])}" if d["condition"] else ""
+            B.append(rf"\item {d['family']} \texttt{{{tex(d['name'])}}} ({tex(d['role'])}{cond}): "
+                     rf"\textbf{{{tex(d['status'])}}} ({tex(d['scope'])}). {tex(d['doc'])}")
+            if d["assumptions"]:
+                B.append(r"\emph{Assumptions:} " + "; ".join(tex(a) for a in d["assumptions"]) + ".")
+            if d["statement"] and d["role"] != Role.CONTEXT.value:
+                B.append(r"\begin{align*}" + d["statement"] + r"\end{align*}")
+        B += [r"\end{itemize}", r"\noindent Each result is rendered step by step in \texttt{derivations.pdf} "
+              r"(\texttt{python -m grpo\_verify.render --pdf}), in the section of its family; source: "
+              r"\texttt{derivations/}.\par", r"\subsection*{Property tests (this run)}"]
+        if c["tests"] == "not run":
+            B.append(r"\noindent tests not run (\texttt{--skip-tests}).\par")
+        else:
+            passed = sum(t["outcome"] == "passed" for t in c["tests"])
+            B += [rf"\noindent {passed}/{len(c['tests'])} passed.", r"\begin{itemize}"]
+            for t in c["tests"]:
+                B.append(rf"\item \texttt{{{tex(t['selector'])}}}: {tex(t['outcome'])} ({len(t['cases'])} case(s))")
+            B.append(r"\end{itemize}")
+        if "rank" in c:
+            B += _tex_rank(c["rank"], ledger, graphics)
+        if "attribution" in c:
+            B += _tex_attribution(c["attribution"])
+        if "sparsity" in c:
+            B += _tex_sparsity(c["sparsity"], graphics)
+    B += [r"\end{document}", ""]
+    return "\n".join(B)
+
+
+def _tex_rank(sec: dict, ledger: dict, graphics: bool) -> list[str]:
+    ids = [r["id"] for r in ledger["runs"]]
+    n = len(ids)
+    width = 0.62 / max(n, 1)
+    B = [r"\subsection*{Measurements}", r"\noindent " + tex(f"Tolerance: \"effective rank about 2\" means "
+                                                            f"{ledger['tolerance']['rule']}. Paper-setting runs: "
+                                                            f"{', '.join(sec['paper_runs']) or 'none'}; measured "
+                                                            f"instead: {sec['measured_instead']}.") + r"\par",
+         r"{\footnotesize\begin{longtable}{p{0.14\linewidth}p{0.1\linewidth}p{0.1\linewidth}"
+         + "".join(rf"p{{{width:.3f}\linewidth}}" for _ in ids) + "}",
+         "matrix & rank & Nemotron-4B / GSM8K & " + " & ".join(rf"\texttt{{{tex(i)}}}" for i in ids)
+         + r" \\ \hline \endhead"]
+    for row in sec["rows"]:
+        B.append(f"{tex(row['matrix_label'])} & {tex(row['metric_label'])} & {tex(row['paper_setting'])} & "
+                 + " & ".join(_tex_fmt_cell(e) for e in row["runs"]) + r" \\ \hline")
+    B.append(r"\end{longtable}}")
+    B += _figures(sec["plots"], graphics)
+    return B
+
+
+def _tex_attribution(sec: dict) -> list[str]:
+    B = [r"\subsection*{Controls: is low rank caused by zero-sum advantages?}"]
+    if not sec["runs"]:
+        return B + [r"\noindent No empirical run given: not yet measured.\par"]
+    names = rules.NON_ZERO_SUM_CONTROLS + rules.ZERO_SUM_CONTROLS
+    for run in sec["runs"]:
+        B += [rf"\noindent\textbf{{{tex(run['id'])}}}: {tex(run['overall'])}.\par",
+              r"{\footnotesize\begin{longtable}{llr" + "l" * (len(names) + 2) + "}",
+              "matrix & metric & $R$ & GRPO & " + " & ".join(tex(CONTROL_LABELS[c]) for c in names)
+              + r" & attribution \\ \hline \endhead"]
+        for cell in run["cells"]:
+            ctl = [_fmt(cell["controls"].get(c)) for c in names]
+            B.append(f"{tex(cell['matrix'])} & {tex(cell['metric'])} & {cell['R']} & {_fmt(cell['grpo'])} & "
+                     + " & ".join(ctl) + f" & {tex(cell['attribution'].split(':')[0])}" + r" \\")
+        B.append(r"\end{longtable}}")
+    return B
+
+
+def _tex_sparsity(sec: dict, graphics: bool) -> list[str]:
+    B = [r"\subsection*{Measurements}"]
+    syn = sec["synthetic"]
+    if syn is None:
+        B.append(r"\noindent Simulation of training: not measured.\par")
+    else:
+        B += [r"\noindent " + tex(f"Synthetic training ({syn['path']}; {syn['setting']}): exact expected fraction "
+                                  "of zero-gradient groups, start to end (mean over seeds; change +- se).") + r"\par",
+              r"\begin{tabular}{rrrll}", r"$R$ & start & end & change & trend \\ \hline"]
+        for R, v in syn["per_R"].items():
+            B.append(rf"{R} & {v['start']:.3f} & {v['end']:.3f} & ${v['change']:+.3f} \pm {v['se']:.3f}$ & {v['trend']} \\")
+        B.append(r"\end{tabular}\par")
+    for r in sec["runs"]:
+        z = r["zero_advantage_group_fraction"]
+        text = (f"Run {r['id']}: {r['steps']} GRPO training steps; zero-advantage group fraction {z[0]} to {z[1]}"
+                + (f" ({r['note']})" if r["note"] else "") + "; sparsity (first to last): "
+                + ", ".join(f"{k} {a} to {b}" for k, (a, b) in r["sparsity"].items()) + ".")
+        B.append(r"\noindent " + tex(text) + r"\par")
+    B += _figures(sec["plots"], graphics, r"0.48\linewidth")
+    return B

@@ -1,0 +1,260 @@
+"""The verdict rules, in code: from derivation statuses, property-test outcomes and measurements to a verdict.
+
+Every rule is a small pure function on plain data, so each verdict can be reached (and tested) from
+synthetic inputs. The rules, in the order they are applied to a claim:
+
+1. Evidence incomplete -> INCONCLUSIVE. Any property test that failed, errored, was skipped, is
+   missing from the run, or was not run at all (``--skip-tests``), or any cited derivation result
+   that is not proved (unproved or refuted by the engine), makes the verdict INCONCLUSIVE with the
+   reason named. In particular a failing or missing property test can never yield CONFIRMED.
+2. Theorem claims (and findings):
+   a. a proved result cited as a counterexample to the claim as worded -> REFUTED, naming it;
+   b. else a supporting result that holds only under an extra assumption, or proved only for a range
+      of values -> CONFIRMED UNDER STATED CONDITIONS, listing the conditions;
+   c. else every supporting result proved symbolically -> CONFIRMED.
+   A simulation that contradicts the claim's trend (:func:`trend` = "falls" for some R) downgrades a
+   confirmed verdict to INCONCLUSIVE.
+3. Empirical claims (the rank claim): no run in the paper's setting (the paper's model, real
+   weights, the paper's task) -> NOT YET MEASURED, whatever was measured elsewhere; with such a run,
+   the primary series (``PRIMARY``) ~ 2 at every R -> CONFIRMED; some R clearly not ~ 2 -> REFUTED
+   (that R named); otherwise INCONCLUSIVE.
+
+"~ 2" (:func:`approx_two`): |mean - 2| <= ``APPROX_TOLERANCE`` and the confidence interval overlaps
+[2 - tol, 2 + tol]; "not ~ 2": the interval lies entirely outside [2 - tol, 2 + tol]; otherwise
+undecided; fewer than ``MIN_GROUPS`` groups: too few to say.
+
+Controls (:func:`attribution`): a control condition is *comparable* to GRPO when its mean lies in
+GRPO's confidence interval or the two intervals overlap. If every non-zero-sum control (i.i.d.
+N(0,1), all-ones, raw rewards) is comparable to GRPO, the rank is generic to these gradients, not
+caused by the zero-sum advantages; if every non-zero-sum control is clearly higher (its interval
+above GRPO's) while the centred random control is comparable, the low rank is consistent with a
+zero-sum effect; otherwise mixed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable, Sequence
+
+from grpo_verify.proof import Status
+
+
+class Verdict(str, Enum):
+    CONFIRMED = "confirmed"
+    CONDITIONAL = "confirmed under stated conditions"
+    REFUTED = "refuted"
+    NOT_MEASURED = "not yet measured"
+    INCONCLUSIVE = "inconclusive"
+
+
+class Role(str, Enum):
+    """What a cited derivation result does for a claim."""
+
+    SUPPORTS = "supports"  # proves (part of) the claim as worded
+    UNDER_CONDITION = "supports under an extra assumption"  # proves it only with ``condition`` added
+    REFUTES = "counterexample"  # a proved counterexample to the claim as worded
+    CONTEXT = "context"  # related fact shown for reading; must still be proved
+
+
+# -- tolerances, stated in the document ---------------------------------------------------------
+TARGET_RANK = 2.0
+APPROX_TOLERANCE = 0.5
+MIN_GROUPS = 3
+TREND_SE = 2.0  # a change counts as a rise (fall) when mean -/+ 2 standard errors stays above (below) 0
+PRIMARY = ("weighted", "grpo", "effective_rank")  # diag(A) G with GRPO advantages, effective rank
+ZERO_SUM_CONTROLS = ("gaussian_centred",)
+NON_ZERO_SUM_CONTROLS = ("gaussian", "ones", "rewards")
+
+PASSED = "passed"
+TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "missing", "not run")
+
+
+@dataclass(frozen=True)
+class DerivationEvidence:
+    name: str
+    family: str  # "D7"
+    role: Role
+    status: Status
+    scope: str  # "symbolic" or e.g. "R = 2..16"
+    condition: str = ""  # the extra assumption (UNDER_CONDITION) or what the counterexample shows (REFUTES)
+
+
+@dataclass(frozen=True)
+class TestEvidence:
+    __test__ = False  # not a pytest test class
+
+    selector: str  # a pytest node id (function level, or with a parameter id)
+    outcome: str  # one of TEST_OUTCOMES (the worst over the selector's cases)
+    cases: tuple[tuple[str, str, str], ...] = ()  # (node id, outcome, message)
+
+
+@dataclass
+class Decision:
+    verdict: Verdict
+    reasons: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    counterexamples: list[str] = field(default_factory=list)
+
+
+# -- rule 1: incomplete evidence ------------------------------------------------------------------
+def evidence_gaps(derivations: Sequence[DerivationEvidence], tests: Sequence[TestEvidence] | None) -> list[str]:
+    """Reasons the evidence is incomplete; empty when every cited result is proved and every test passed."""
+    gaps = []
+    if tests is None:
+        gaps.append("property tests not run in this build (--skip-tests)")
+    else:
+        if not tests:
+            gaps.append("no property test is mapped to this claim")
+        for t in tests:
+            if t.outcome != PASSED:
+                gaps.append(f"property test {t.selector}: {t.outcome}")
+    for d in derivations:
+        if not d.status.passed:
+            gaps.append(f"derivation {d.family} {d.name}: {d.status.value}")
+    return gaps
+
+
+# -- rule 2: theorem claims -----------------------------------------------------------------------
+def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[TestEvidence] | None) -> Decision:
+    gaps = evidence_gaps(derivations, tests)
+    if gaps:
+        return Decision(Verdict.INCONCLUSIVE, gaps)
+    supporting = [d for d in derivations if d.role in (Role.SUPPORTS, Role.UNDER_CONDITION)]
+    conditions = []
+    for d in supporting:
+        if d.role is Role.UNDER_CONDITION:
+            conditions.append(f"{d.condition} ({d.family} {d.name})")
+        if d.scope != "symbolic":
+            conditions.append(f"checked for {d.scope} only ({d.family} {d.name})")
+    refuting = [d for d in derivations if d.role is Role.REFUTES]
+    if refuting:  # what does hold (the conditions) is kept for the reader
+        return Decision(Verdict.REFUTED, [f"{len(refuting)} proved counterexample(s) to the claim as worded"],
+                        conditions=conditions,
+                        counterexamples=[f"{d.family} {d.name}: {d.condition}" for d in refuting])
+    if not supporting:
+        return Decision(Verdict.INCONCLUSIVE, ["no derivation result supports the claim"])
+    if conditions:
+        return Decision(Verdict.CONDITIONAL, ["every cited result proved; some only under an extra assumption "
+                                              "or for a range of values"], conditions=conditions)
+    return Decision(Verdict.CONFIRMED, ["every cited result proved symbolically and every property test passed"])
+
+
+def with_simulation(decision: Decision, trends: dict[str, str]) -> Decision:
+    """A simulated trend that contradicts a "rises" claim makes a positive verdict inconclusive."""
+    falling = [R for R, t in trends.items() if t == "falls"]
+    if falling and decision.verdict in (Verdict.CONFIRMED, Verdict.CONDITIONAL):
+        return Decision(Verdict.INCONCLUSIVE, decision.reasons + [f"the simulation shows a fall at R = "
+                                                                  f"{', '.join(falling)}"], decision.conditions)
+    return decision
+
+
+def trend(change_mean: float, change_se: float) -> str:
+    """"rises" / "falls" / "flat" from a start-to-end change and its standard error."""
+    if not (math.isfinite(change_mean) and math.isfinite(change_se)):
+        return "flat"
+    if change_mean - TREND_SE * change_se > 0:
+        return "rises"
+    if change_mean + TREND_SE * change_se < 0:
+        return "falls"
+    return "flat"
+
+
+# -- rule 3: the empirical rank claim -------------------------------------------------------------
+APPROX = "~2"
+NOT_APPROX = "not ~2"
+UNDECIDED = "undecided"
+TOO_FEW = "too few groups"
+
+
+def approx_two(mean: float, ci_low: float, ci_high: float, n: int) -> str:
+    lo_band, hi_band = TARGET_RANK - APPROX_TOLERANCE, TARGET_RANK + APPROX_TOLERANCE
+    if n < MIN_GROUPS or not all(math.isfinite(x) for x in (mean, ci_low, ci_high)):
+        return TOO_FEW
+    overlaps = ci_low <= hi_band and ci_high >= lo_band
+    if abs(mean - TARGET_RANK) <= APPROX_TOLERANCE and overlaps:
+        return APPROX
+    if not overlaps:
+        return NOT_APPROX
+    return UNDECIDED
+
+
+def series_status(per_R: dict[int, str]) -> str:
+    """Combine approx_two over R: "~2 at every R", "not ~2 at R = ...", or undecided."""
+    if not per_R:
+        return TOO_FEW
+    bad = [R for R, s in sorted(per_R.items()) if s == NOT_APPROX]
+    if bad:
+        return f"{NOT_APPROX} at R = {', '.join(map(str, bad))}"
+    if all(s == APPROX for s in per_R.values()):
+        return f"{APPROX} at every R"
+    if all(s == TOO_FEW for s in per_R.values()):
+        return TOO_FEW
+    return UNDECIDED
+
+
+def rank_claim_verdict(paper_setting_rows: dict[int, dict] | None, tests: Sequence[TestEvidence] | None,
+                       derivations: Sequence[DerivationEvidence] = (), measured_instead: str = "") -> Decision:
+    """``paper_setting_rows``: {R: summary row of PRIMARY} from a run in the paper's setting, or None."""
+    if paper_setting_rows is None:
+        reasons = ["not yet measured on Nemotron-4B (no run of the paper's model with real weights on GSM8K)"]
+        if measured_instead:
+            reasons.append(f"measured instead: {measured_instead}")
+        return Decision(Verdict.NOT_MEASURED, reasons)
+    gaps = evidence_gaps(derivations, tests)
+    if gaps:
+        return Decision(Verdict.INCONCLUSIVE, gaps)
+    per_R = {R: approx_two(r["mean"], r["ci_low"], r["ci_high"], r["n"]) for R, r in paper_setting_rows.items()}
+    status = series_status(per_R)
+    if status.startswith(NOT_APPROX):
+        bad = [f"R = {R}: {_fmt_row(paper_setting_rows[R])}" for R, s in sorted(per_R.items()) if s == NOT_APPROX]
+        return Decision(Verdict.REFUTED, [status], counterexamples=bad)
+    if status.startswith(APPROX) and set(paper_setting_rows) >= {2, 4, 8}:
+        return Decision(Verdict.CONFIRMED, [status])
+    return Decision(Verdict.INCONCLUSIVE, [f"{status} (per R: {per_R})"])
+
+
+def _fmt_row(r: dict) -> str:
+    return f"{r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] (n = {r['n']})"
+
+
+# -- controls -------------------------------------------------------------------------------------
+def comparable(grpo: dict, control: dict) -> bool:
+    lo, hi = grpo["ci_low"], grpo["ci_high"]
+    return lo <= control["mean"] <= hi or (control["ci_low"] <= hi and control["ci_high"] >= lo)
+
+
+def clearly_higher(grpo: dict, control: dict) -> bool:
+    return control["ci_low"] > grpo["ci_high"]
+
+
+GENERIC = "generic: the controls' rank is comparable, so low rank is not caused by zero-sum advantages"
+ZERO_SUM_EFFECT = "consistent with a zero-sum effect: non-zero-sum controls are clearly higher"
+MIXED = "mixed"
+NO_CONTROLS = "no controls measured"
+
+
+def attribution(grpo: dict | None, controls: dict[str, dict]) -> str:
+    if grpo is None:
+        return NO_CONTROLS
+    others = [controls[c] for c in NON_ZERO_SUM_CONTROLS if c in controls]
+    if not others:
+        return NO_CONTROLS
+    if all(comparable(grpo, c) for c in others):
+        return GENERIC
+    centred = [controls[c] for c in ZERO_SUM_CONTROLS if c in controls]
+    if all(clearly_higher(grpo, c) for c in others) and centred and all(comparable(grpo, c) for c in centred):
+        return ZERO_SUM_EFFECT
+    return MIXED
+
+
+def combine_attributions(values: Iterable[str]) -> str:
+    values = [v for v in values if v != NO_CONTROLS]
+    if not values:
+        return NO_CONTROLS
+    if all(v == GENERIC for v in values):
+        return GENERIC
+    if all(v == ZERO_SUM_EFFECT for v in values):
+        return ZERO_SUM_EFFECT
+    return MIXED

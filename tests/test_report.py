@@ -1,0 +1,407 @@
+"""The claims ledger: verdict rules on synthetic inputs, the JUnit parser, run loading, the document
+(and a real pdflatex compile), and the command line. No test here runs the suite or checks the
+derivations catalogue (the CLI's checks are replaced by a one-result stand-in)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from grpo_verify.proof import Assumption, Result, Status
+from grpo_verify.proof.catalog import Family
+from grpo_verify.report import __main__ as cli
+from grpo_verify.report import claims, junit, ledger, rules, runs
+from grpo_verify.report.rules import DerivationEvidence, Role, TestEvidence, Verdict
+from grpo_verify.render import compile_pdf
+
+PDFLATEX = shutil.which("pdflatex")
+METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_90", "energy_rank_95",
+           "energy_rank_99", "tolerance_rank")
+
+
+def D(role=Role.SUPPORTS, status=Status.PROVED, scope="symbolic", name="r", condition="an extra assumption"):
+    return DerivationEvidence(name, "D9", role, status, scope, condition)
+
+
+def T(outcome="passed", selector="tests/test_x.py::test_y"):
+    return TestEvidence(selector, outcome, ((selector, outcome, ""),))
+
+
+# -- the rules -------------------------------------------------------------------------------------
+def test_every_theorem_verdict_is_reachable():
+    ok = [T()]
+    assert rules.theorem_verdict([D()], ok).verdict is Verdict.CONFIRMED
+    assert rules.theorem_verdict([D(), D(Role.UNDER_CONDITION)], ok).verdict is Verdict.CONDITIONAL
+    assert rules.theorem_verdict([D(scope="R = 2..16")], ok).verdict is Verdict.CONDITIONAL
+    refuted = rules.theorem_verdict([D(), D(Role.REFUTES, name="rank_four", condition="rank 4 at R = 4")], ok)
+    assert refuted.verdict is Verdict.REFUTED
+    assert refuted.counterexamples == ["D9 rank_four: rank 4 at R = 4"]
+    assert rules.theorem_verdict([D()], None).verdict is Verdict.INCONCLUSIVE
+    assert rules.theorem_verdict([D(Role.CONTEXT)], ok).verdict is Verdict.INCONCLUSIVE  # nothing supports it
+
+
+ROLES = list(Role)
+STATUSES = list(Status)
+BAD_OUTCOMES = ("failed", "error", "skipped", "missing", "not run")
+
+
+@pytest.mark.parametrize("bad", BAD_OUTCOMES)
+def test_a_failing_or_missing_test_never_yields_confirmed(bad):
+    for roles in itertools.product(ROLES, repeat=2):
+        for statuses in itertools.product(STATUSES, repeat=2):
+            derivs = [D(r, s, name=f"r{k}") for k, (r, s) in enumerate(zip(roles, statuses))]
+            for tests in ([T(bad)], [T(), T(bad)]):
+                decision = rules.theorem_verdict(derivs, tests)
+                assert decision.verdict is Verdict.INCONCLUSIVE, (roles, statuses, bad)
+                assert any(bad in reason for reason in decision.reasons)
+    paper_rows = {R: {"mean": 2.0, "ci_low": 1.9, "ci_high": 2.1, "n": 10} for R in (2, 4, 8)}
+    assert rules.rank_claim_verdict(paper_rows, [T(bad)]).verdict is Verdict.INCONCLUSIVE
+    assert rules.rank_claim_verdict(paper_rows, None).verdict is Verdict.INCONCLUSIVE
+    assert rules.rank_claim_verdict(paper_rows, [T()]).verdict is Verdict.CONFIRMED
+
+
+def test_an_unproved_derivation_never_yields_confirmed():
+    for status in (Status.UNPROVED, Status.REFUTED):
+        for role in ROLES:
+            assert rules.theorem_verdict([D(), D(role, status, name="x")], [T()]).verdict is Verdict.INCONCLUSIVE
+
+
+def test_approx_two_tolerance_and_rank_verdicts():
+    assert rules.approx_two(2.3, 2.1, 2.5, 5) == rules.APPROX
+    assert rules.approx_two(2.6, 2.45, 2.8, 5) == rules.UNDECIDED  # mean off by > 0.5, CI still overlaps
+    assert rules.approx_two(3.2, 2.9, 3.5, 5) == rules.NOT_APPROX
+    assert rules.approx_two(1.0, 1.0, 1.0, 5) == rules.NOT_APPROX
+    assert rules.approx_two(2.0, 2.0, 2.0, 2) == rules.TOO_FEW
+    row = lambda m, lo, hi: {"mean": m, "ci_low": lo, "ci_high": hi, "n": 8}  # noqa: E731
+    refuted = rules.rank_claim_verdict({2: row(2, 1.9, 2), 4: row(2.2, 2, 2.4), 8: row(5, 4.6, 5.3)}, [T()])
+    assert refuted.verdict is Verdict.REFUTED and "R = 8" in refuted.counterexamples[0]
+    assert rules.rank_claim_verdict({2: row(2, 1.9, 2), 4: row(2.7, 2.4, 3.0), 8: row(2, 1.8, 2.2)},
+                                    [T()]).verdict is Verdict.INCONCLUSIVE
+    assert rules.rank_claim_verdict(None, [T()], measured_instead="SmolLM2").verdict is Verdict.NOT_MEASURED
+
+
+def test_controls_decide_generic_versus_zero_sum():
+    grpo = {"mean": 2.0, "ci_low": 1.8, "ci_high": 2.2, "n": 6}
+    near = {"mean": 2.1, "ci_low": 1.9, "ci_high": 2.3, "n": 6}
+    high = {"mean": 5.0, "ci_low": 4.5, "ci_high": 5.5, "n": 6}
+    assert rules.attribution(grpo, {"gaussian": near, "ones": near, "rewards": near}) == rules.GENERIC
+    assert rules.attribution(grpo, {"gaussian": high, "ones": high, "rewards": high,
+                                    "gaussian_centred": near}) == rules.ZERO_SUM_EFFECT
+    assert rules.attribution(grpo, {"gaussian": high, "ones": near}) == rules.MIXED
+    assert rules.attribution(grpo, {}) == rules.NO_CONTROLS
+    assert rules.combine_attributions([rules.GENERIC, rules.GENERIC]) == rules.GENERIC
+    assert rules.combine_attributions([rules.GENERIC, rules.MIXED]) == rules.MIXED
+
+
+def test_simulated_fall_makes_a_positive_verdict_inconclusive():
+    assert rules.trend(0.1, 0.02) == "rises" and rules.trend(-0.1, 0.02) == "falls" and rules.trend(0.01, 0.02) == "flat"
+    confirmed = rules.theorem_verdict([D()], [T()])
+    assert rules.with_simulation(confirmed, {"2": "rises", "4": "falls"}).verdict is Verdict.INCONCLUSIVE
+    assert rules.with_simulation(rules.theorem_verdict([D()], [T()]), {"2": "rises"}).verdict is Verdict.CONFIRMED
+
+
+# -- JUnit -----------------------------------------------------------------------------------------
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="6">
+<testcase classname="tests.test_properties" name="test_d1_a" time="0.1"/>
+<testcase classname="tests.test_properties" name="test_d1_b[2]" time="0.1"/>
+<testcase classname="tests.test_properties" name="test_d1_b[4]" time="0.1"><failure message="assert 1 == 2">trace</failure></testcase>
+<testcase classname="tests.test_oracle" name="test_c" time="0.1"><skipped type="pytest.skip" message="no trl">skip</skipped></testcase>
+<testcase classname="tests.test_oracle" name="test_e" time="0.1"/>
+<testcase classname="tests.test_oracle" name="test_e" time="0.1"><error message="teardown boom">x</error></testcase>
+<testcase classname="tests.sub.test_k.TestGroup" name="test_m" time="0.1"/>
+<testcase classname="tests.test_derivations" name="test_derivation_is_proved[d4_zero_sum.advantages_sum_to_zero]" time="1"/>
+</testsuite></testsuites>
+"""
+
+
+def test_junit_parser_on_a_crafted_report(tmp_path):
+    path = tmp_path / "junit.xml"
+    path.write_text(JUNIT)
+    out = junit.parse(path)
+    assert out["tests/test_properties.py::test_d1_a"] == ("passed", "")
+    assert out["tests/test_properties.py::test_d1_b[4]"] == ("failed", "assert 1 == 2")
+    assert out["tests/test_oracle.py::test_c"][0] == "skipped"
+    assert out["tests/test_oracle.py::test_e"] == ("error", "teardown boom")  # the worst of two reports
+    assert out["tests/sub/test_k.py::TestGroup::test_m"] == ("passed", "")
+    ev = {e.selector: e for e in junit.evidence(
+        ["tests/test_properties.py::test_d1_a", "tests/test_properties.py::test_d1_b", "tests/test_oracle.py::test_c",
+         "tests/test_oracle.py::test_gone", "tests/test_derivations.py::test_derivation_is_proved[d4_zero_sum."
+         "advantages_sum_to_zero]", "tests/sub/test_k.py::TestGroup"], out)}
+    assert ev["tests/test_properties.py::test_d1_a"].outcome == "passed"
+    assert ev["tests/test_properties.py::test_d1_b"].outcome == "failed"
+    assert len(ev["tests/test_properties.py::test_d1_b"].cases) == 2
+    assert ev["tests/test_oracle.py::test_c"].outcome == "skipped"
+    assert ev["tests/test_oracle.py::test_gone"].outcome == "missing"
+    assert ev["tests/sub/test_k.py::TestGroup"].outcome == "passed"
+    assert ev["tests/test_derivations.py::test_derivation_is_proved[d4_zero_sum.advantages_sum_to_zero]"].outcome \
+        == "passed"
+
+
+def test_junit_parser_rejects_garbage(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<testsuites><testcase")
+    with pytest.raises(junit.JUnitError, match="bad.xml"):
+        junit.parse(bad)
+
+
+def test_mapped_tests_exist_in_the_suite():
+    """Every test a claim cites exists (a renamed test would otherwise only show as "missing")."""
+    root = Path(__file__).resolve().parents[1]
+    selectors = sorted({s for c in claims.CLAIMS for s in c.tests})
+    present, absent = junit.existing(selectors, root)
+    assert not absent, absent
+
+
+# -- synthetic inputs ------------------------------------------------------------------------------
+def infos_for_all_claims(status=Status.PROVED) -> dict[str, ledger.DerivationInfo]:
+    names = {c.name for claim in claims.CLAIMS for c in claim.cited}
+    return {n: ledger.DerivationInfo(n, "D9", "d9_fake", status, "symbolic", f"Doc of {n} with $x_1$.",
+                                     ("$x > 0$",), "x = x") for n in sorted(names)}
+
+
+def passing_outcomes(infos) -> dict[str, tuple[str, str]]:
+    return {s: ("passed", "") for s in ledger.all_selectors(infos)}
+
+
+def write_png(path: Path) -> None:
+    """A valid 1x1 grey PNG, written without matplotlib."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"\x00\x80"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def make_run(folder: Path, model: dict, task="gsm8k", values=None, plot=False) -> Path:
+    """config.json and summary.json in the formats of grpo_verify.empirical (values: {R: mean})."""
+    values = values or {2: 1.99, 4: 3.4, 8: 6.1}
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "options": {"task": task, "group_sizes": [2, 4, 8], "arith_digits": 1, "arith_ops": "+-*"},
+        "model": model, "device": "cpu", "cuda": None, "platform": "test-os", "torch_threads": 1,
+        "command": "python -m grpo_verify.empirical ..."}))
+    rows = []
+    for R, mean in values.items():
+        for matrix, cond in (("G", "-"), ("centred", "-"), ("weighted", "grpo"), ("weighted", "gaussian"),
+                             ("weighted", "ones"), ("weighted", "rewards"), ("weighted", "gaussian_centred"),
+                             ("layers", "grpo"), ("layer_gram", "-")):
+            for metric in METRICS:
+                rows.append({"R": R, "matrix": matrix, "condition": cond, "metric": metric, "n": 6, "mean": mean,
+                             "median": mean, "ci_low": mean - 0.1, "ci_high": mean + 0.1})
+    counts = {str(R): {"items": 6, "degenerate": 1, "all_zero_reward": 1, "all_one_reward": 0, "mean_reward": 0.4}
+              for R in values}
+    (folder / "summary.json").write_text(json.dumps({"rows": rows, "counts": counts,
+                                                     "notes": {"ci": "95% percentile bootstrap over prompts"}}))
+    if plot:
+        write_png(folder / "effective_rank_vs_R.png")
+    return folder
+
+
+SMOL = {"kind": "gguf", "id": "SmolLM2-135M-Instruct.Q4_1.gguf", "parameters": 134515008, "sha256": "ab" * 32}
+NEMO_RANDOM = {"kind": "random-weights", "spec": "nemotron-mini-4b-random", "parameters": 4_190_000_000,
+               "id": "Nemotron-Mini-4B architecture, RANDOM WEIGHTS (not the checkpoint)"}
+NEMO = {"kind": "hub", "spec": "nemotron-mini-4b", "id": "nvidia/Nemotron-Mini-4B-Instruct",
+        "parameters": 4_190_000_000, "commit": "abc123"}
+
+
+def build(tmp_path, run_dirs=(), outcomes="pass", status=Status.PROVED):
+    infos = infos_for_all_claims(status)
+    out = passing_outcomes(infos) if outcomes == "pass" else outcomes
+    loaded = [runs.load_run(d) for d in run_dirs]
+    return ledger.build(infos, out, loaded, None, tmp_path / "out", test_source="synthetic")
+
+
+def by_key(data):
+    return {c["key"]: c for c in data["claims"]}
+
+
+def test_verdicts_from_synthetic_evidence(tmp_path):
+    data = by_key(build(tmp_path))
+    assert data["C1"]["verdict"] == Verdict.CONFIRMED.value
+    assert data["C2"]["verdict"] == Verdict.CONDITIONAL.value  # p > 1/2, first order, R = 2..16
+    assert data["C4"]["verdict"] == Verdict.REFUTED.value
+    assert any("rank_four" in x for x in data["C4"]["counterexamples"])
+    assert data["C3"]["verdict"] == Verdict.NOT_MEASURED.value  # no empirical run at all
+    assert data["C4"]["attribution"]["runs"] == []
+    assert data["F1"]["verdict"] == Verdict.CONFIRMED.value
+
+
+def test_one_failing_test_in_the_run_blocks_confirmation(tmp_path):
+    infos = infos_for_all_claims()
+    outcomes = passing_outcomes(infos)
+    selector = claims.CLAIMS[0].tests[0]
+    outcomes[selector] = ("failed", "boom")
+    data = by_key(ledger.build(infos, outcomes, [], None, tmp_path, test_source="synthetic"))
+    assert data["C1"]["verdict"] == Verdict.INCONCLUSIVE.value
+    assert any("failed" in r for r in data["C1"]["reasons"])
+    skipped = by_key(ledger.build(infos, None, [], None, tmp_path, test_source="not run"))
+    assert all(c["verdict"] != Verdict.CONFIRMED.value for c in skipped.values())
+    assert all(c["tests"] == "not run" for c in skipped.values())
+    missing = by_key(ledger.build(infos, {}, [], None, tmp_path, test_source="empty"))
+    assert all(c["verdict"] in (Verdict.INCONCLUSIVE.value, Verdict.NOT_MEASURED.value) for c in missing.values())
+
+
+def test_rows_never_claim_nemotron_for_another_model(tmp_path):
+    dirs = [make_run(tmp_path / "smol_gsm8k", SMOL, values={2: 2.0, 4: 2.0, 8: 2.0}),
+            make_run(tmp_path / "nemo_random", NEMO_RANDOM, values={2: 2.0, 4: 2.0, 8: 2.0}),
+            make_run(tmp_path / "nemo_arith", NEMO, task="arith", values={2: 2.0, 4: 2.0, 8: 2.0})]
+    data = build(tmp_path, dirs)
+    c3 = by_key(data)["C3"]
+    assert c3["verdict"] == Verdict.NOT_MEASURED.value  # even though every run shows ~2
+    assert c3["rank"]["paper_runs"] == []
+    assert all(row["paper_setting"] == ledger.NOT_ON_PAPER_MODEL for row in c3["rank"]["rows"])
+    assert "SmolLM2-135M" in c3["rank"]["measured_instead"] and "RANDOM WEIGHTS" in c3["rank"]["measured_instead"]
+    assert all(not r["paper_setting"] for r in data["runs"])
+    md = ledger.markdown(data)
+    assert "not yet measured on Nemotron-4B" in md
+
+
+def test_a_real_nemotron_gsm8k_run_decides_the_rank_claim(tmp_path):
+    confirm = by_key(build(tmp_path / "a", [make_run(tmp_path / "n1", NEMO, values={2: 2.0, 4: 2.1, 8: 1.9})]))
+    assert confirm["C3"]["verdict"] == Verdict.CONFIRMED.value
+    refute = by_key(build(tmp_path / "b", [make_run(tmp_path / "n2", NEMO, values={2: 2.0, 4: 3.2, 8: 5.0})]))
+    assert refute["C3"]["verdict"] == Verdict.REFUTED.value
+    assert "R = 4" in refute["C3"]["counterexamples"][0]
+    # identical values under every condition: the controls say the rank is generic
+    assert refute["C4"]["attribution"]["runs"][0]["overall"] == rules.GENERIC
+
+
+def test_bad_run_inputs_name_the_file(tmp_path):
+    with pytest.raises(runs.InputError, match="no such run directory"):
+        runs.load_run(tmp_path / "nope")
+    run = make_run(tmp_path / "r", SMOL)
+    (run / "summary.json").write_text('{"rows": [{"R": 2}], "counts": {}}')
+    with pytest.raises(runs.InputError, match=r"summary\.json: malformed summary row 0"):
+        runs.load_run(run)
+    (run / "summary.json").write_text("{not json")
+    with pytest.raises(runs.InputError, match=r"summary\.json: malformed JSON"):
+        runs.load_run(run)
+    (run / "summary.json").unlink()
+    with pytest.raises(runs.InputError, match="neither summary.json nor results.jsonl"):
+        runs.load_run(run)
+    bad = tmp_path / "syn.json"
+    bad.write_text('{"per_R": {"2": {}}}')
+    with pytest.raises(runs.InputError, match="syn.json: malformed synthetic"):
+        runs.load_synthetic(bad)
+
+
+def test_a_run_in_progress_is_summarised_from_results_jsonl_and_marked_partial(tmp_path):
+    run = make_run(tmp_path / "r", SMOL)
+    (run / "summary.json").unlink()
+    cfg = json.loads((run / "config.json").read_text())
+    cfg["options"].update(bootstrap=10, confidence=0.95, seed=0)
+    (run / "config.json").write_text(json.dumps(cfg))
+    spectrum = {"metrics": {m: 1.5 for m in METRICS}}
+    cond = {"zero_gradient": False, "gradient_norm": 1.0, "weighted": spectrum}
+    rec = {"prompt": 0, "R": 2, "rewards": [1.0, 0.0], "measure": {
+        "degenerate": False, "G": spectrum, "centred": spectrum, "layer_gram": {m: {"median": 1.5} for m in METRICS},
+        "conditions": {"grpo": cond, "gaussian": cond}}}
+    (run / "results.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps({**rec, "prompt": 1}) + "\n")
+    loaded = runs.load_run(run)
+    assert loaded.partial and loaded.items == 2
+    assert loaded.row(2, "weighted", "grpo", "effective_rank")["mean"] == pytest.approx(1.5)
+
+
+# -- the document ----------------------------------------------------------------------------------
+def test_markdown_and_latex_contain_every_claim_quoted(tmp_path):
+    data = build(tmp_path, [make_run(tmp_path / "smol", SMOL, plot=True)])
+    md, tex = ledger.markdown(data), ledger.latex_document(data)
+    for claim in claims.CLAIMS:
+        if claim.quote:
+            assert claim.quote in md
+            assert ledger.tex(claim.quote) in tex
+    assert "arXiv:2606.29238" in md and "2606.29238" in tex
+    assert "![../smol/effective_rank_vs_R.png](../smol/effective_rank_vs_R.png)" in md
+    assert r"\includegraphics" in tex and "effective_rank_vs_R.png" in tex
+    assert "|mean - 2| <= 0.5" in md
+
+
+@pytest.mark.skipif(PDFLATEX is None and not os.environ.get("CI"), reason="pdflatex is not installed")
+def test_document_compiles_with_pdflatex(tmp_path):
+    data = build(tmp_path, [make_run(tmp_path / "smol", SMOL, plot=True),
+                            make_run(tmp_path / "nemo_random", NEMO_RANDOM)])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ledger.tex").write_text(ledger.latex_document(data))
+    with cli._cwd(out):
+        compile_pdf(Path("ledger.tex"), "pdflatex")
+    assert (out / "ledger.pdf").read_bytes().startswith(b"%PDF")
+
+
+# -- the command line ------------------------------------------------------------------------------
+def _one_result_catalogue(progress=None):
+    x = sp.Symbol("x", positive=True)
+    result = Result(name="stand_in", doc="A stand-in result.", lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1,
+                    assumptions=(Assumption("$x > 0$"),))
+    result.family = "d9_stand_in"
+    family = Family("d9_stand_in", "D9", "D9 stand-in", "text", (result,), ())
+    return [family], {"stand_in": result.check()}
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--empirical", "--out", "--pdf", "--skip-tests", "--junit"):
+        assert option in out
+
+
+def test_cli_errors_name_the_input_and_write_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["--empirical", str(tmp_path / "missing"), "--out", str(out), "--skip-tests"]) == 2
+    assert "missing: no such run directory" in capsys.readouterr().err
+    run = make_run(tmp_path / "r", SMOL)
+    (run / "summary.json").write_text("[1, 2]")
+    assert cli.main(["--empirical", str(run), "--out", str(out), "--skip-tests"]) == 2
+    assert "summary.json" in capsys.readouterr().err
+    bad_junit = tmp_path / "j.xml"
+    bad_junit.write_text("garbage")
+    assert cli.main(["--junit", str(bad_junit), "--out", str(out)]) == 2
+    assert "j.xml" in capsys.readouterr().err
+    assert cli.main(["--pdf", "--engine", "no-such-latex-engine", "--out", str(out)]) == 2
+    assert "no-such-latex-engine" in capsys.readouterr().err
+    assert not out.exists()
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    assert cli.main(["--out", str(afile), "--skip-tests"]) == 2
+    assert "not a folder" in capsys.readouterr().err
+
+
+def test_skip_tests_and_junit_are_exclusive(tmp_path):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--skip-tests", "--junit", str(tmp_path / "j.xml")])
+    assert info.value.code == 2
+
+
+def test_cli_end_to_end_with_a_junit_report(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "check_all", _one_result_catalogue)
+    junit_file = tmp_path / "junit.xml"
+    junit_file.write_text(JUNIT)
+    syn = tmp_path / "syn" / "summary.json"
+    syn.parent.mkdir()
+    part = lambda m: {"mean": m, "se": 0.01}  # noqa: E731
+    syn.write_text(json.dumps({"config": {"policy": "tabular", "steps": 5}, "per_R": {
+        "2": {"exact_zero_frac": {"start": part(0.7), "end": part(0.8), "change": part(0.1)}}}}))
+    out = tmp_path / "ledger"
+    code = cli.main(["--empirical", str(make_run(tmp_path / "smol", SMOL)), "--synthetic", str(syn),
+                     "--junit", str(junit_file), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "ledger.md", "ledger.tex"]
+    data = json.loads((out / "ledger.json").read_text())
+    verdicts = {c["key"]: c["verdict"] for c in data["claims"]}
+    # the crafted report holds almost none of the mapped tests: nothing may be confirmed
+    assert Verdict.CONFIRMED.value not in verdicts.values()
+    assert Verdict.CONDITIONAL.value not in verdicts.values()
+    assert verdicts["C3"] == Verdict.NOT_MEASURED.value
+    err = capsys.readouterr().err
+    assert "C1: inconclusive" in err and "wrote" in err
