@@ -172,9 +172,9 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
     axes[0][0].legend(fontsize=7)
     written += _save(fig, out_dir, "spectra")
     plt.close(fig)
-    # 2. effective rank vs R per condition
+    # 2. effective rank vs R per condition: R x R matrices (left) and per-layer weight gradients (right)
     look = _lookup(summary)
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, (ax, axl) = plt.subplots(1, 2, figsize=(11, 4))
     for matrix, cond in _row_keys(summary):
         if matrix == "layer_gram":
             continue
@@ -185,14 +185,16 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
         y = [p[1]["mean"] for p in pts]
         err = [[p[1]["mean"] - p[1]["ci_low"] for p in pts], [p[1]["ci_high"] - p[1]["mean"] for p in pts]]
         label = matrix if cond == "-" else f"{matrix}: {cond}"
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label,
-                    linestyle="-" if matrix != "layers" else ":")
+        (axl if matrix == "layers" else ax).errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
     ax.plot(Rs, Rs, color="grey", lw=0.8, ls="--", label="R (full rank)")
-    ax.axhline(2, color="black", lw=0.8, ls="-.", label="2 (the paper's claim)")
-    ax.set_xlabel("group size R")
+    for a_ in (ax, axl):
+        a_.axhline(2, color="black", lw=0.8, ls="-.", label="2 (the paper's claim)")
+        a_.set_xlabel("group size R")
+        a_.set_xticks(Rs)
+        a_.legend(fontsize=6, ncol=2)
     ax.set_ylabel("effective rank (mean, bootstrap CI)")
-    ax.set_xticks(Rs)
-    ax.legend(fontsize=6, ncol=2)
+    ax.set_title("R x R: G, centred G, diag(a) G", fontsize=9)
+    axl.set_title("per 2-D weight gradient (median over weights)", fontsize=9)
     written += _save(fig, out_dir, "effective_rank_vs_R")
     plt.close(fig)
     # 3. sparsity vs training step
