@@ -218,3 +218,16 @@ def test_default_model_and_vocab_mask():
     scores = _VocabMask(3)(None, torch.zeros(2, 5))
     assert torch.isinf(scores[:, 3:]).all() and (scores[:, :3] == 0).all()
     assert derived_seed(0, 1, 2) == derived_seed(0, 1, 2) != derived_seed(0, 2, 1)
+
+
+def test_local_model_directory(tmp_path):
+    """--model DIR loads a saved (safetensors) model and tokenizer, trust_remote_code off."""
+    tok = models.tiny_tokenizer()
+    models.tiny_random_model(tok, seed=0).save_pretrained(tmp_path / "model")
+    tok.save_pretrained(tmp_path / "model")
+    args = [a if a != "tiny-random" else str(tmp_path / "model") for a in _args(tmp_path / "out")]
+    assert main(args + ["--num-prompts", "1", "--group-sizes", "2", "--no-controls"]) == 0
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["model"]["kind"] == "local"
+    (record,) = store.read_jsonl(tmp_path / "out" / "results.jsonl")[0]
+    assert set(record["measure"]["conditions"]) == {"grpo"}
