@@ -7,10 +7,28 @@ For each R (rollouts) and T (tokens per rollout) it times, in one run and on the
 * ``naive``  the naive loop: per rollout forward + backward, flatten, Gram (holds R x P gradients);
 * ``func``   torch.func vmap(grad) per-sample gradients (where it fits; failures are recorded),
 
-with the peak memory of each (CUDA: torch.cuda.max_memory_allocated; CPU: the peak RSS above the
-level before the call, sampled every 5 ms), prints the ratios engine/step and naive/engine, and
-writes a CSV. Then, at the smallest (R, T), the float32 error: engine with float32 and with
-float64 accumulation, and the float32 naive loop, each against the float64 naive loop.
+prints the ratios engine/step and naive/engine, and writes a CSV. Then, at the smallest (R, T),
+the float32 error: engine with float32 and with float64 accumulation, and the float32 naive loop,
+each against the float64 naive loop.
+
+Timing: all methods side by side in this process on one loaded model, interleaved per (R, T),
+the fastest of --repeat.
+
+Peak memory, CUDA: torch.cuda.max_memory_allocated after reset_peak_memory_stats, above the
+memory allocated before the call, measured with the timing.
+
+Peak memory, CPU ("peak MiB above the loaded model"): not measured in the timing process, where
+the allocator reuses memory freed by earlier calls and an RSS delta undercounts (it read 0 MiB).
+Each method runs in its own fresh child process (this script re-invoked with a hidden
+--memory-worker flag) that loads the model, warms up with one tiny GRPO step, frees, calls
+malloc_trim(0) and records RSS_loaded = VmRSS. Then, for each (R, T) in increasing R*T order:
+gc.collect(), malloc_trim(0), reset the kernel's high-water mark (write "5" to
+/proc/self/clear_refs, Linux >= 4.0: VmHWM := current VmRSS), run the method once, read VmHWM;
+peak_mib = VmHWM - RSS_loaded. Memory that earlier calls freed but the process still holds counts
+in VmHWM whether it is reused or not, so this never undercounts; it may overcount by that
+leftover, which is recorded per row (note "residual before call") and is small after malloc_trim.
+Where clear_refs cannot be written, each (method, R, T) gets its own child instead (--memory-isolation
+measurement forces that: exact, one model load per measurement, slow).
 
     python experiments/bench_gram.py --rollouts 2 4 --tokens 128 --out gram_bench.csv
     python experiments/bench_gram.py --scale 4b --device cuda --dtype bfloat16   # a GPU box
@@ -28,7 +46,6 @@ import importlib.util
 import os
 import site
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -88,11 +105,12 @@ def nemotron_mini_4b(device, dtype):
 
 
 class PeakMemory:
-    """Peak memory of a block: CUDA max_memory_allocated, else sampled RSS above the start."""
+    """CUDA peak memory of a block: max_memory_allocated above the allocated memory at entry.
+    On CPU it measures nothing (NaN): CPU peaks come from fresh child processes (memory_worker)."""
 
     def __init__(self, device: torch.device):
         self.device = device
-        self.peak_bytes = 0
+        self.peak_bytes = float("nan")
 
     def __enter__(self):
         gc.collect()
@@ -100,31 +118,40 @@ class PeakMemory:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             self.base = torch.cuda.memory_allocated()
-            return self
-        import psutil
-        self.process = psutil.Process()
-        self.base = self.process.memory_info().rss
-        self.peak = self.base
-        self.running = True
-
-        def sample():
-            while self.running:
-                self.peak = max(self.peak, self.process.memory_info().rss)
-                time.sleep(0.005)
-
-        self.thread = threading.Thread(target=sample, daemon=True)
-        self.thread.start()
         return self
 
     def __exit__(self, *exc):
         if self.device.type == "cuda":
             torch.cuda.synchronize()
             self.peak_bytes = torch.cuda.max_memory_allocated() - self.base
-        else:
-            self.running = False
-            self.thread.join()
-            self.peak = max(self.peak, self.process.memory_info().rss)
-            self.peak_bytes = self.peak - self.base
+        return False
+
+
+def proc_status_kib(field: str) -> int:
+    """A "VmXXX:  N kB" field of /proc/self/status, in KiB."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def malloc_trim():
+    """Give freed heap memory back to the OS (glibc), so that it stops counting as resident."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def reset_hwm() -> bool:
+    """VmHWM := current VmRSS (Linux >= 4.0, /proc/PID/clear_refs value 5). False if not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
         return False
 
 
@@ -150,6 +177,97 @@ def timed(device, fn):
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
     return out, seconds, mem.peak_bytes / 2**20
+
+
+def run_method(method, model, ids, mask, start, adv, args):
+    """One call of a benchmarked method; returns the GramResult (None for the step)."""
+    if method == "step":
+        grpo_step(model, ids, mask, start, args.aggregation, adv)
+        return None
+    if method == "engine":
+        acc = torch.float64 if args.accumulate == "float64" else None
+        return rollout_gram(model, ids, mask, start, args.aggregation, advantages=adv, accumulate_dtype=acc)
+    if method == "naive":
+        return naive_gram(model, ids, mask, start, args.aggregation)
+    return func_gram(model, ids, mask, start, args.aggregation, chunk_size=1)
+
+
+def load_model(args, device, dtype):
+    model = nemotron_mini_4b(device, dtype) if args.scale == "4b" else load_smollm2(device, dtype)
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return model
+
+
+def memory_worker(args, device, dtype):
+    """Child process: load, warm up, then one CPU peak-memory measurement per (R, T) of one method.
+    Prints one 'MEM {json}' line per measurement (see the module docstring for the method)."""
+    import json
+    method = args.memory_worker
+    configs = [tuple(int(x) for x in c.split(":")) for c in args.memory_configs.split(",")]
+    model = load_model(args, device, dtype)
+    ids, mask, start, adv = make_batch(1, 8, model.config.vocab_size, device, seed=0)
+    grpo_step(model, ids, mask, start, args.aggregation, adv)  # warm-up: lazy init, kernels
+    del ids, mask, start, adv
+    gc.collect()
+    malloc_trim()
+    rss_loaded = proc_status_kib("VmRSS")
+    for rollouts, tokens in configs:
+        ids, mask, start, adv = make_batch(rollouts, tokens, model.config.vocab_size, device, seed=rollouts)
+        gc.collect()
+        malloc_trim()
+        rss_before = proc_status_kib("VmRSS")
+        reset = reset_hwm()
+        note = ""
+        try:
+            out = run_method(method, model, ids, mask, start, adv, args)
+            del out
+        except Exception as err:  # noqa: BLE001 - recorded, e.g. torch.func not fitting
+            note = f"{type(err).__name__}: {str(err)[:120]}"
+        hwm = proc_status_kib("VmHWM")
+        print("MEM " + json.dumps({"method": method, "R": rollouts, "T": tokens, "rss_loaded_kib": rss_loaded,
+                                   "rss_before_kib": rss_before, "hwm_kib": hwm, "hwm_reset": reset,
+                                   "note": note}), flush=True)
+        del ids, mask, start, adv
+    return 0
+
+
+def cpu_peak_memory(args, argv, configs):
+    """Run the memory workers (fresh child processes) and return {(method, R, T): (peak_mib, note)}."""
+    import json
+    import subprocess
+    configs = sorted(configs, key=lambda c: (c[0] * c[1], c[0]))
+    probe = reset_hwm()
+    isolation = args.memory_isolation if probe else "measurement"
+    groups = [[c] for c in configs] if isolation == "measurement" else [configs]
+    base = [sys.executable, os.path.abspath(__file__)] + [a for a in (argv if argv is not None else sys.argv[1:])]
+    result = {}
+    for method in args.methods:
+        for group in groups:
+            cmd = base + ["--memory-worker", method, "--memory-configs", ",".join(f"{r}:{t}" for r, t in group)]
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            got = [json.loads(line[4:]) for line in proc.stdout.splitlines() if line.startswith("MEM ")]
+            for rec in got:
+                peak = (rec["hwm_kib"] - rec["rss_loaded_kib"]) / 1024
+                residual = (rec["rss_before_kib"] - rec["rss_loaded_kib"]) / 1024
+                note = f"residual before call {residual:.1f} MiB"
+                if not rec["hwm_reset"]:
+                    note += "; VmHWM not reset (lifetime peak)"
+                if rec["note"]:
+                    note = rec["note"] + "; " + note
+                result[(method, rec["R"], rec["T"])] = (peak, note)
+                print(f"memory R={rec['R']:2d} T={rec['T']:4d} {method:6s} peak {peak:9.1f} MiB above the loaded "
+                      f"model ({rec['rss_loaded_kib'] / 1024:.0f} MiB RSS), {note}", flush=True)
+            for rollouts, tokens in group:
+                if (method, rollouts, tokens) not in result:
+                    tail = " | ".join(proc.stderr.strip().splitlines()[-2:])[:160]
+                    result[(method, rollouts, tokens)] = (float("nan"), f"memory worker rc {proc.returncode}: {tail}")
+                    print(f"memory R={rollouts:2d} T={tokens:4d} {method:6s} FAILED rc {proc.returncode}: {tail}",
+                          flush=True)
+            print(f"memory worker {method} ({len(group)} measurement(s)) took {time.perf_counter() - t0:.0f} s",
+                  flush=True)
+    return result, isolation
 
 
 def make_batch(rollouts, tokens, vocab, device, seed):
@@ -179,17 +297,28 @@ def main(argv=None):
     parser.add_argument("--accumulate", default="float64", choices=["float64", "model"],
                         help="the engine's contraction dtype: float64, or the model's own")
     parser.add_argument("--out", default="gram_bench.csv")
+    parser.add_argument("--memory-isolation", default="method", choices=["method", "measurement"],
+                        help="CPU peak memory: one fresh child process per method (VmHWM reset between (R, T)), "
+                             "or one per (method, R, T)")
+    parser.add_argument("--no-memory", action="store_true", help="CPU: skip the peak-memory child processes")
+    parser.add_argument("--memory-worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--memory-configs", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     device, dtype = torch.device(args.device), DTYPES[args.dtype]
     if args.scale == "4b":
         args.rollouts, args.tokens = [8], [512]
+    if args.memory_worker:
+        return memory_worker(args, device, dtype)
+
+    t_start = time.perf_counter()
+    memory, isolation = {}, None
+    if device.type == "cpu" and not args.no_memory:
+        memory, isolation = cpu_peak_memory(args, argv, [(r, t) for t in args.tokens for r in args.rollouts])
 
     t0 = time.perf_counter()
-    model = nemotron_mini_4b(device, dtype) if args.scale == "4b" else load_smollm2(device, dtype)
-    for p in model.parameters():
-        p.requires_grad_(True)
+    model = load_model(args, device, dtype)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model {args.scale}: {n_params / 1e6:.1f}M parameters, {args.dtype} on {device}, "
           f"loaded in {time.perf_counter() - t0:.1f} s, torch threads {torch.get_num_threads()}", flush=True)
@@ -201,25 +330,18 @@ def main(argv=None):
             res = {}
             for method in [m for _ in range(args.repeat) for m in args.methods]:
                 try:
-                    if method == "step":
-                        _, s, m = timed(device, lambda: grpo_step(model, ids, mask, start, args.aggregation, adv))
-                        out = None
-                    elif method == "engine":
-                        acc = torch.float64 if args.accumulate == "float64" else None
-                        out, s, m = timed(device, lambda: rollout_gram(model, ids, mask, start, args.aggregation,
-                                                                       advantages=adv, accumulate_dtype=acc))
-                    elif method == "naive":
-                        out, s, m = timed(device, lambda: naive_gram(model, ids, mask, start, args.aggregation))
-                    else:
-                        out, s, m = timed(device, lambda: func_gram(model, ids, mask, start, args.aggregation,
-                                                                    chunk_size=1))
-                    if method in res and res[method][2] is not None or method in res and method == "step":
+                    out, s, m = timed(device, lambda: run_method(method, model, ids, mask, start, adv, args))
+                    note = ""
+                    if device.type == "cpu":
+                        m, note = memory.get((method, rollouts, tokens), (float("nan"), "memory not measured"))
+                    if method in res and (res[method][2] is not None or method == "step"):
                         s, m = min(s, res[method][0]), max(m, res[method][1])
-                    res[method] = (s, m, out, "")
+                    res[method] = (s, m, out, note)
                 except Exception as err:  # noqa: BLE001 - recorded, e.g. torch.func not fitting
                     res[method] = (float("nan"), float("nan"), None, f"{type(err).__name__}: {str(err)[:120]}")
                 s, m, _, note = res[method]
                 print(f"R={rollouts:2d} T={tokens:4d} {method:6s} {s:8.2f} s  peak {m:9.1f} MiB {note}", flush=True)
+                out = None
                 gc.collect()
             step_s = res.get("step", (float("nan"),))[0]
             eng = res.get("engine")
@@ -260,11 +382,22 @@ def main(argv=None):
                          "T": tokens, "method": f"error:{key}", "seconds": "", "peak_mib": "",
                          "ratio_to_step": "", "rel_err_vs_engine": f"{value:.3e}", "note": "vs float64 naive"})
 
+    if device.type == "cuda":
+        memory_def = "peak_mib = torch.cuda.max_memory_allocated (after reset_peak_memory_stats) minus allocated at entry"
+    elif isolation is None:
+        memory_def = "peak_mib not measured (--no-memory)"
+    else:
+        memory_def = ("peak_mib = peak MiB above the loaded model: VmHWM - VmRSS after load+warm-up+malloc_trim, "
+                      "in a fresh child process per " + ("method (VmHWM reset via /proc/self/clear_refs before "
+                      "each (R, T), increasing R*T)" if isolation == "method" else "(method, R, T)"))
     with open(args.out, "w", newline="") as fh:
+        fh.write(f"# {memory_def}\n")
+        fh.write("# seconds = fastest of --repeat, all methods timed side by side in one process; "
+                 f"total run {time.perf_counter() - t_start:.0f} s\n")
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out} (total {time.perf_counter() - t_start:.0f} s)")
 
 
 if __name__ == "__main__":
