@@ -21,7 +21,7 @@ in a Remark from these two facts.
 import sympy as sp
 
 from .notation import R, advantage, eps, i, r, sample_std, t
-from grpo_verify.proof import Assumption, ForEach, Remark, Result, Step
+from grpo_verify.proof import Assumption, ForEach, Remark, Result
 
 # -- symbols local to this family -----------------------------------------------------------------
 u = sp.Symbol("u", integer=True, positive=True)  # position summed over in a return-to-go

@@ -9,7 +9,7 @@ k a_plus + (R - k) a_minus = 0; a group with k in {0, R} has all advantages zero
 
 import sympy as sp
 
-from .notation import R, centred_sum_of_squares, eps, group_mean, i, j, r
+from .notation import R, centred_sum_of_squares, group_mean, i, j, r
 from grpo_verify.proof import Assumption, Remark, Result, Step
 
 c = sp.Symbol("c", positive=True)  # the group's common scale s + eps (or 1 for Dr. GRPO)

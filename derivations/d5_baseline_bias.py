@@ -20,7 +20,6 @@ vector, so no two-action counterexample exists.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
 
 import sympy as sp
 

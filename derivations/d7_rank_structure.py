@@ -38,7 +38,7 @@ import sympy as sp
 from sympy.polys.matrices import DomainMatrix
 
 from . import d4_zero_sum as d4  # the module, not its results: a family lists only the results it defines
-from .notation import R, advantage, i, r
+from .notation import R, advantage, i
 from grpo_verify.proof import Assumption, as_written, ForEach, Remark, Result, Step
 
 

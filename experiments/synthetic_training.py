@@ -34,7 +34,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable
 

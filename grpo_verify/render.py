@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpo_verify
 from grpo_verify import latex
-from grpo_verify.proof import ResultReport, Status
+from grpo_verify.proof import ResultReport
 from grpo_verify.proof.catalog import families
 
 

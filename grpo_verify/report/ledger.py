@@ -16,7 +16,7 @@ from grpo_verify.proof import Status
 
 from . import junit, rules
 from .claims import ARXIV, CLAIMS, DERIVATION_TEST, PAPER, Claim
-from .rules import DerivationEvidence, Role, Verdict
+from .rules import DerivationEvidence, Role
 from .runs import PAPER_MODEL, Run, Synthetic
 
 RANK_MATRICES = (("G", "-", "$G$ (per-rollout gradients $g_i$ as rows)"),
