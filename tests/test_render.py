@@ -15,7 +15,7 @@ PDFLATEX = shutil.which("pdflatex")
 
 
 def test_prose_escapes_text_and_keeps_maths():
-    assert latex.prose("a_b 50% & $\\hat A_i$") == r"a\_b 50\% \& $\hat A_i$"
+    assert latex.prose("a_b 50% & $\\hat A_i$") == r"a\_\allowbreak{}b 50\% \& $\hat A_i$"
 
 
 @pytest.mark.parametrize("bad, message", [("caf\u00e9", "non-ASCII"), ("$x", "unbalanced"),

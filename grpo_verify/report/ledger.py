@@ -425,7 +425,9 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
           r"\author{" + tex(ledger["generator"]) + "}", r"\date{}", r"\begin{document}", r"\maketitle",
           r"\noindent " + tex(ledger["paper"]) + rf", arXiv:{ledger['arxiv']}. Property tests: "
           + tex(ledger["tests"]) + ".", r"\section*{Summary}",
-          r"\begin{longtable}{p{0.05\linewidth}p{0.3\linewidth}p{0.17\linewidth}p{0.38\linewidth}}",
+          # ragged columns: long result names must wrap at their underscores, not run into the margin
+          r"\begin{longtable}{" + "".join(rf">{{\raggedright\arraybackslash}}p{{{w}\linewidth}}"
+                                          for w in (0.05, 0.3, 0.17, 0.38)) + "}",
           r"\# & claim & verdict & main reason \\ \hline \endhead"]
     for key, title, verdict, why in summary_rows(ledger):
         B.append(f"{key} & {tex(title)} & \\textbf{{{tex(verdict)}}} & {tex(why)} \\\\")
