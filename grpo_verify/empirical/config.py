@@ -126,6 +126,16 @@ def _float_list(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults of options that take a value; a flag's stored default (True for --no-X) would
+    read as if the flag were on, and a None default says nothing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.nargs == 0 or action.default is None:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     d = Config()
     p = argparse.ArgumentParser(
@@ -134,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "completions per prompt, score them, and compute the exact R x R Gram matrix K = G G^T of "
                     "the per-rollout score vectors over all parameters, the spectra and rank metrics of G, "
                     "the centred G and diag(A) G, per-layer weight-gradient spectra, and controls.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=_DefaultsHelpFormatter)
     m = p.add_argument_group("model")
     m.add_argument("--model", default=None,
                    help=f"a preset ({', '.join(PRESETS)}), a hub id, a local directory (safetensors) or a .gguf file; "
