@@ -8,8 +8,8 @@ For each R (rollouts) and T (tokens per rollout) it times, in one run and on the
 * ``func``   torch.func vmap(grad) per-sample gradients (where it fits; failures are recorded),
 
 prints the ratios engine/step and naive/engine, and writes a CSV. Then, at the smallest (R, T),
-the float32 error: engine with float32 and with float64 accumulation, and the float32 naive loop,
-each against the float64 naive loop.
+the float32 error: the engine at each --precision and the float32 naive loop, each against the
+float64 naive loop.
 
 Timing: all methods side by side in this process on one loaded model, interleaved per (R, T),
 the fastest of --repeat.
@@ -53,6 +53,12 @@ from grpo_verify.gram import func_gram, naive_gram, relative_error, rollout_gram
 from grpo_verify.gram.loss import completion_weights, position_ids_from_mask, rollout_objectives
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# the engine's dtypes: per-rollout gradient products, and the sums of K's dot products
+PRECISIONS = {
+    "mixed": {"product_dtype": None, "accumulate_dtype": torch.float64},      # the default of rollout_gram
+    "float64": {"product_dtype": torch.float64, "accumulate_dtype": torch.float64},
+    "model": {"product_dtype": None, "accumulate_dtype": None},
+}
 
 
 def load_smollm2(device, dtype):
@@ -173,8 +179,7 @@ def run_method(method, model, ids, mask, start, adv, args):
         grpo_step(model, ids, mask, start, args.aggregation, adv)
         return None
     if method == "engine":
-        acc = torch.float64 if args.accumulate == "float64" else None
-        return rollout_gram(model, ids, mask, start, args.aggregation, advantages=adv, accumulate_dtype=acc)
+        return rollout_gram(model, ids, mask, start, args.aggregation, advantages=adv, **PRECISIONS[args.precision])
     if method == "naive":
         return naive_gram(model, ids, mask, start, args.aggregation)
     return func_gram(model, ids, mask, start, args.aggregation, chunk_size=1)
@@ -282,8 +287,9 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each method this many times (interleaved per R, T); report the fastest")
-    parser.add_argument("--accumulate", default="float64", choices=["float64", "model"],
-                        help="the engine's contraction dtype: float64, or the model's own")
+    parser.add_argument("--precision", default="mixed", choices=sorted(PRECISIONS),
+                        help="the engine's dtypes: mixed (products in the model's dtype, K summed in float64, the "
+                             "default), float64 (both float64), model (both the model's dtype)")
     parser.add_argument("--out", default="gram_bench.csv")
     parser.add_argument("--memory-isolation", default="method", choices=["method", "measurement"],
                         help="CPU peak memory: one fresh child process per method (VmHWM reset between (R, T)), "
@@ -353,16 +359,14 @@ def main(argv=None):
     if not args.no_error_check and args.scale == "135m" and dtype == torch.float32:
         rollouts, tokens = min(args.rollouts), min(args.tokens)
         ids, mask, start, _ = make_batch(rollouts, tokens, model.config.vocab_size, device, seed=rollouts)
-        e32 = rollout_gram(model, ids, mask, start, args.aggregation, accumulate_dtype=None)
-        e64 = rollout_gram(model, ids, mask, start, args.aggregation, accumulate_dtype=torch.float64)
-        n32 = naive_gram(model, ids, mask, start, args.aggregation, mode="loop")
+        engines = {name: rollout_gram(model, ids, mask, start, args.aggregation, **kw).K
+                   for name, kw in PRECISIONS.items()}
+        n32 = naive_gram(model, ids, mask, start, args.aggregation, mode="loop").K
         truth = naive_gram(model.to(torch.float64), ids, mask, start, args.aggregation, mode="loop").K
         model.to(torch.float32)
-        errors = {"engine_f32_accumulate_f32": relative_error(e32.K, truth),
-                  "engine_f32_accumulate_f64": relative_error(e64.K, truth),
-                  "naive_f32": relative_error(n32.K, truth),
-                  "engine_f32acc_vs_naive_f32": relative_error(e32.K, n32.K),
-                  "engine_f64acc_vs_naive_f32": relative_error(e64.K, n32.K)}
+        errors = {f"engine_{name}": relative_error(k, truth) for name, k in engines.items()}
+        errors["naive_f32"] = relative_error(n32, truth)
+        errors.update({f"engine_{name}_vs_naive_f32": relative_error(k, n32) for name, k in engines.items()})
         print(f"float32 error at R={rollouts} T={tokens} (||K - K_float64_naive||_F / ||K_float64_naive||_F):")
         for key, value in errors.items():
             print(f"  {key:28s} {value:.3e}")

@@ -61,7 +61,8 @@ def test_end_to_end_writes_every_output(full_run):
         if m["degenerate"]:
             assert m["conditions"]["grpo"]["zero_gradient"] and m["conditions"]["grpo"]["gradient_norm"] == 0
         else:
-            assert m["conditions"]["grpo"]["gram_vs_direct_rel_err"] < 1e-8
+            # float32 model: the GRPO gradients are float32 (the engine's product dtype), K's sums float64
+            assert m["conditions"]["grpo"]["gram_vs_direct_rel_err"] < 1e-6
         for cond in ("gaussian", "ones"):  # controls are measured on degenerate groups too
             assert "layers" in m["conditions"][cond] and m["conditions"][cond]["gradient_norm"] > 0
     summary = json.loads((full_run / "summary.json").read_text())

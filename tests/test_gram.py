@@ -296,23 +296,54 @@ def test_ignoring_the_embedding_padding_idx_is_detected(monkeypatch):
 
 # -- float32 ------------------------------------------------------------------------------------
 
-def test_float32_model_with_float64_accumulation_is_close_to_the_float64_truth():
+def test_float32_model_each_precision_is_close_to_the_float64_truth():
     model = tiny_llama(True)
     ids, mask, start = batch("right")
     truth = naive_gram(model, ids, mask, start, "mean").K
     model32 = model.to(torch.float32)
-    for dtype in (torch.float64, None):
-        result = rollout_gram(model32, ids, mask, start, "mean", accumulate_dtype=dtype)
-        assert rel(result.K, truth) < 1e-4
+    naive32 = naive_gram(model32, ids, mask, start, "mean").K
+    floor = rel(naive32, truth)  # the float32 model's own rounding
+    assert 0 < floor < 1e-4
+    for strategy in ("ghost", "materialise"):
+        for product, accumulate in ((None, torch.float64), (torch.float64, torch.float64), (None, None)):
+            result = rollout_gram(model32, ids, mask, start, "mean", strategy=strategy, product_dtype=product,
+                                  accumulate_dtype=accumulate)
+            assert result.K.dtype == torch.float64
+            assert rel(result.K, truth) < 10 * floor, (strategy, product, accumulate)
+
+
+def test_row_gram_sums_float32_products_in_blocks_with_float64_accuracy():
+    """One float32 GEMM of a few long rows accumulates almost sequentially (error grows with the
+    length); row_gram's blocked sums stay near float64. The plain GEMM is the planted bug."""
+    g = torch.Generator().manual_seed(0)
+    n = (1 << 20) + 77  # not a multiple of the block
+    rows = torch.randn(4, n, generator=g, dtype=torch.float64) * torch.rand(1, n, generator=g, dtype=torch.float64) ** 3
+    rows = rows.to(torch.float32)
+    truth = rows.double() @ rows.double().T
+    blocked = contract.row_gram(rows, torch.float64)
+    plain = (rows @ rows.T).double()
+    assert blocked.dtype == torch.float64
+    assert rel(blocked, truth) < 1e-8
+    assert rel(plain, truth) > 1e-6  # what the blocking is for
+    assert rel(contract.row_gram(rows.double(), torch.float64), truth) < 1e-13
+    short = rows[:, :100]  # shorter than a block: one float64 product
+    assert rel(contract.row_gram(short, torch.float64), short.double() @ short.double().T) < 1e-13
+
+
+def test_half_precision_products_default_to_float32():
+    assert contract.product_dtype_of(torch.bfloat16) == torch.float32
+    assert contract.product_dtype_of(torch.float16) == torch.float32
+    assert contract.product_dtype_of(torch.float32) == torch.float32
+    assert contract.product_dtype_of(torch.float64) == torch.float64
 
 
 def test_nan_from_the_model_is_reported():
-    model = tiny_llama(True, attn="eager")  # eager float64 left padding: transformers yields NaN rows
-    ids, mask, start = batch("left")
-    try:
+    model = tiny_llama(True)
+    with torch.no_grad():
+        model.model.layers[0].mlp.up_proj.weight[0, 0] = float("nan")
+    ids, mask, start = batch("right")
+    with pytest.raises(FloatingPointError, match="non-finite"):
         rollout_gram(model, ids, mask, start, "mean")
-    except FloatingPointError as err:
-        assert "non-finite" in str(err)
 
 
 # -- the real small model (only where its GGUF is installed) ---------------------------------

@@ -132,12 +132,13 @@ def _reroot(output, roots: list):
 
 
 class _GramEngine:
-    def __init__(self, model: nn.Module, rollouts: int, *, advantages, dtype, chunk_elements, strategy,
-                 unknown, skip_weight_grads):
+    def __init__(self, model: nn.Module, rollouts: int, *, advantages, dtype, product_dtype, chunk_elements,
+                 strategy, unknown, skip_weight_grads):
         self.model = model
         self.rollouts = rollouts
         self.advantages = advantages
         self.dtype = dtype
+        self.product_dtype = product_dtype
         self.chunk = chunk_elements
         self.strategy = strategy
         self.unknown = unknown
@@ -241,55 +242,57 @@ class _GramEngine:
     def _finalise(self, pid: int):
         acc = self.acc[pid]
         name = self.names[pid]
-        R, dtype = self.rollouts, self.dtype
+        R = self.rollouts
         factors, dense = acc.factors, acc.dense
         K = torch.zeros(R, R, dtype=torch.float64)
         grpo = None
+        if factors or dense is not None:
+            source = factors[0].b.dtype if factors else dense.dtype
+            pdtype = self.product_dtype or contract.product_dtype_of(source)
+            adtype = self.dtype or pdtype
+            device = factors[0].b.device if factors else dense.device
+            adv = None if self.advantages is None else self.advantages.to(dtype=pdtype, device=device)
         if factors:
             if self.strategy == "auto":
                 ghost = sum(contract.ghost_cost(u, v) for a, u in enumerate(factors) for v in factors[a:])
                 use_ghost = dense is None and ghost < contract.materialise_cost(factors)
             else:
                 use_ghost = dense is None and self.strategy == "ghost"
-            kdtype = dtype or factors[0].b.dtype
+            Kp = torch.zeros(R, R, dtype=adtype, device=device)
             if use_ghost:
                 self.strategies[name] = "ghost"
-                Kp = torch.zeros(R, R, dtype=kdtype, device=factors[0].b.device)
                 for a, u in enumerate(factors):
-                    Kp += contract.ghost_cross(u, u, kdtype, self.chunk)
+                    Kp += contract.ghost_cross(u, u, pdtype, self.chunk, adtype)
                     for v in factors[a + 1:]:
-                        cross = contract.ghost_cross(u, v, kdtype, self.chunk)
+                        cross = contract.ghost_cross(u, v, pdtype, self.chunk, adtype)
                         Kp += cross + cross.T
-                K += Kp.to(device="cpu", dtype=torch.float64)
-                if self.advantages is not None:
-                    grpo = contract.weighted_factor_sum(factors, self.advantages, kdtype)
+                if adv is not None:
+                    grpo = contract.weighted_factor_sum(factors, adv, pdtype)
             else:
                 self.strategies[name] = "materialise"
                 d1 = factors[0].b_size
                 extra = None if dense is None else dense.reshape(R, -1, d1)
-                Kp = torch.zeros(R, R, dtype=kdtype, device=factors[0].b.device)
                 parts = []
-                for r0, r1, block in contract.materialised_rows(factors, kdtype, self.chunk):
+                for r0, r1, block in contract.materialised_rows(factors, pdtype, self.chunk):
                     if extra is not None:
-                        block += extra[:, r0:r1].to(kdtype)
-                    flat = block.reshape(R, -1)
-                    Kp += flat @ flat.T
-                    if self.advantages is not None:
-                        parts.append(torch.einsum("r,rcq->cq", self.advantages.to(kdtype).to(block.device), block))
-                K += Kp.to(device="cpu", dtype=torch.float64)
+                        block += extra[:, r0:r1].to(pdtype)
+                    Kp += contract.row_gram(block.reshape(R, -1), adtype)
+                    if adv is not None:
+                        parts.append(torch.einsum("r,rcq->cq", adv, block))
                 if parts:
                     grpo = torch.cat(parts, dim=0)
+            K += Kp.to(device="cpu", dtype=torch.float64)
         elif dense is not None:
             self.strategies[name] = "dense"
-            kdtype = dtype or dense.dtype
-            K += contract.dense_gram(dense, kdtype, self.chunk).to(device="cpu", dtype=torch.float64)
-            if self.advantages is not None:
-                grpo = self.advantages.to(kdtype).to(dense.device) @ dense.to(kdtype)
+            K += contract.dense_gram(dense, pdtype, self.chunk, adtype).to(device="cpu", dtype=torch.float64)
+            if adv is not None:
+                grpo = adv @ dense.to(pdtype)
         else:
             self.strategies[name] = "unused"
         if self.advantages is not None:
             if grpo is None:
-                grpo = torch.zeros(acc.shape, dtype=dtype or self.params[pid].dtype)
+                param = self.params[pid]
+                grpo = torch.zeros(acc.shape, dtype=self.product_dtype or contract.product_dtype_of(param.dtype))
             self.grpo[name] = grpo.reshape(acc.shape)
         self.per_parameter[name] = K
         acc.factors, acc.dense = [], None
@@ -306,7 +309,8 @@ class _GramEngine:
 def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                  completion_start=0, aggregation: str = "mean", groups: GroupSpec = None, *,
                  constant: float | None = None, advantages=None, singular_values: bool = False,
-                 accumulate_dtype: torch.dtype | None = torch.float64, strategy: str = "auto",
+                 accumulate_dtype: torch.dtype | None = torch.float64, product_dtype: torch.dtype | None = None,
+                 strategy: str = "auto",
                  chunk_elements: int = 1 << 24, unknown: str = "exact",
                  skip_weight_grads: bool = True) -> GramResult:
     """Gram matrix K_ij = <g_i, g_j> of the per-rollout score vectors g_i = grad_theta l_i over
@@ -321,7 +325,11 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
     ``groups``: also return K restricted to parameter groups (see :func:`group_of`).
     ``advantages`` (R,): also return each parameter's GRPO gradient sum_i A_i g_i (in the
     parameter's shape; ``singular_values`` adds those of every 2-D one).
-    ``accumulate_dtype``: dtype of the contractions (None: the model's). ``strategy``: "auto"
+    ``product_dtype``: dtype of the per-rollout gradient products (materialised Delta_i^T X_i,
+    ghost inner products) and of the GRPO gradients; None: the model's, float32 for half
+    precision (what autograd computes a weight gradient in). ``accumulate_dtype``: dtype in which
+    the dot products of K are summed (None: the product dtype); float32 products are summed in
+    blocks of 128 and the blocks in float64 (:func:`grpo_verify.gram.contract.row_gram`). ``strategy``: "auto"
     (per parameter, the cheaper of ghost and materialised), "ghost" or "materialise".
     ``chunk_elements`` bounds intermediates. ``unknown``: "exact" (per-rollout re-run of modules
     without a rule) or "error". ``skip_weight_grads``: do not compute the batch gradient.
@@ -341,7 +349,8 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
         adv = torch.as_tensor(advantages, dtype=torch.float64).reshape(-1)
         if adv.shape != (rollouts,):
             raise ValueError(f"advantages must have shape ({rollouts},), got {tuple(adv.shape)}")
-    engine = _GramEngine(model, rollouts, advantages=adv, dtype=accumulate_dtype, chunk_elements=chunk_elements,
+    engine = _GramEngine(model, rollouts, advantages=adv, dtype=accumulate_dtype, product_dtype=product_dtype,
+                         chunk_elements=chunk_elements,
                          strategy=strategy, unknown=unknown, skip_weight_grads=skip_weight_grads)
     with engine, torch.enable_grad():
         out = model(input_ids=input_ids, attention_mask=attention_mask,
