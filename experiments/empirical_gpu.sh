@@ -12,8 +12,9 @@
 #                measure the pipeline and the architecture, NOT the trained model: every output
 #                is labelled so (config.json "model.kind": "random-weights").
 # GSM8K_FILE     GSM8K-format jsonl; without it the generated arith task is used.
-# LAYER_CONTROLS set to 1 to also measure the controls' per-layer spectra (one backward plus a
-#                float64 SVD of every 2-D weight per control: several minutes more at 4B).
+# LAYER_CONTROLS set to 1 to also measure the controls' per-layer spectra (from the same engine
+#                pass, but each of the 5 controls holds a float32 gradient, ~16 GB at 4B, and needs
+#                a float64 SVD of every 2-D weight: several minutes more at 4B).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}

@@ -13,7 +13,6 @@ import torch
 
 from grpo_verify.empirical import data, measure, models, reward, store
 from grpo_verify.empirical.__main__ import Interrupted, main
-from grpo_verify.empirical.sampling import Rollouts
 from grpo_verify.gram import rollout_gram
 from grpo_verify.gram.reference import per_rollout_gradients
 
@@ -185,16 +184,23 @@ def test_gram_derived_matrices_match_explicit_G():
     np.testing.assert_allclose(grams["centred"], (C @ G) @ (C @ G).T, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(grams["weighted"], (np.diag(a) @ G) @ (np.diag(a) @ G).T, rtol=1e-9, atol=1e-12)
     assert measure.group_gradient_norm(K, a) == pytest.approx(np.linalg.norm(a @ G) / R, rel=1e-9)
-    # the controls' per-layer gradients (one forward, one backward per vector) equal the engine's
-    ro = Rollouts(ids, mask, torch.full((R,), start), [""] * R, [0] * R)
-    (_, grads), = list(measure.weighted_gradients(model, ro, {"grpo": a}, "mean"))
-    # (to ~1e-7 relative, not 1e-15: even in float64, transformers' Llama keeps some internals in
-    # float32, and one backward of sum_i a_i l_i rounds differently from R backwards of l_i)
+    # the controls' per-layer gradients come from the same engine call as weightings
+    controls = {"ones": np.ones(R), "gaussian": np.array([0.3, -1.2, 0.7, 2.0])}
+    both = rollout_gram(model, ids, mask, start, "mean", advantages=a, weightings=controls, singular_values=True)
+    assert set(both.weighted_gradients) == set(controls) == set(both.weighted_singular_values)
     for name, w in res.grpo_gradients.items():
         reference = a @ store_g[name].numpy()
         np.testing.assert_allclose(w.numpy().reshape(-1), reference, rtol=0, atol=1e-12 * np.abs(reference).max())
-        np.testing.assert_allclose(grads[name].numpy().reshape(-1), reference, rtol=0,
-                                   atol=1e-5 * np.abs(store_g[name].numpy()).max())
+        np.testing.assert_allclose(both.grpo_gradients[name].numpy(), w.numpy(), rtol=0,
+                                   atol=1e-13 * np.abs(reference).max())
+        for label, vector in controls.items():
+            expected = vector @ store_g[name].numpy()
+            got = both.weighted_gradients[label][name].numpy().reshape(-1)
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * max(np.abs(expected).max(), 1e-300))
+            if w.ndim == 2:
+                np.testing.assert_allclose(both.weighted_singular_values[label][name].numpy(),
+                                           np.linalg.svd(expected.reshape(w.shape), compute_uv=False),
+                                           rtol=1e-9, atol=1e-12 * np.abs(expected).max())
 
 
 # -- store -------------------------------------------------------------------------------------

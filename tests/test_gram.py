@@ -19,6 +19,7 @@ from grpo_verify.empirical.models import smollm2_gguf
 from grpo_verify.gram import (func_gram, naive_gram, relative_error, rollout_gram,  # noqa: E402
                               completion_weights, position_ids_from_mask, rollout_objectives)
 from grpo_verify.gram import contract, engine as gram_engine, layers, loss as gram_loss  # noqa: E402
+from grpo_verify.gram.reference import per_rollout_gradients  # noqa: E402
 
 TOL = 1e-10
 VOCAB = 40
@@ -150,6 +151,28 @@ def test_grpo_gradients_equal_autograd():
             assert rel(result.grpo_gradients[name], g) < TOL, name
             if g.ndim == 2:
                 assert rel(result.singular_values[name], torch.linalg.svdvals(g)) < 1e-9, name
+
+
+@pytest.mark.parametrize("strategy", ["ghost", "materialise"])
+def test_weightings_equal_weighted_sums_of_the_naive_per_rollout_gradients(strategy):
+    model = tiny_llama(True, bias=True)
+    ids, mask, start = batch("left")
+    store, _ = per_rollout_gradients(model, ids, mask, start, "mean")
+    g = torch.Generator().manual_seed(5)
+    weightings = {"gaussian": torch.randn(4, generator=g, dtype=torch.float64), "ones": torch.ones(4),
+                  "one_rollout": torch.tensor([0.0, 0.0, 1.0, 0.0])}
+    result = rollout_gram(model, ids, mask, start, "mean", strategy=strategy, weightings=weightings,
+                          singular_values=True)
+    assert result.grpo_gradients is None
+    for label, w in weightings.items():
+        for name, rows in store.items():
+            got = result.weighted_gradients[label][name]
+            assert got.shape == dict(model.named_parameters())[name].shape
+            assert rel(got.reshape(-1), w.to(torch.float64) @ rows) < TOL, (label, name)
+            if got.ndim == 2:
+                assert rel(result.weighted_singular_values[label][name], torch.linalg.svdvals(got)) < 1e-12
+    with pytest.raises(ValueError, match="weighting 'short' must have shape"):
+        rollout_gram(model, ids, mask, start, "mean", weightings={"short": torch.ones(3)})
 
 
 class Float64RMSNorm(nn.Module):

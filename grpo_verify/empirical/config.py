@@ -50,7 +50,7 @@ class Config:
     advantage_eps: float = DEFAULT_EPS
     aggregation: str = "mean"         # per-rollout objective l_i: mean / sum / constant over completion tokens
     controls: bool = True
-    layer_controls: bool = True       # per-layer weight-gradient spectra for the controls (1 backward each)
+    layer_controls: bool = True       # per-layer weight-gradient spectra for the controls (same engine pass)
     relative_tolerance: float = 1e-6  # tolerance rank: #{sigma > tol * sigma_max}
     sparsity_thresholds: tuple[float, ...] = (1e-6, 1e-4, 1e-2)  # |g_k| <= tau * max_k |g_k|
     # -- training -------------------------------------------------------------------------------

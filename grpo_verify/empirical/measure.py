@@ -13,8 +13,9 @@ mean over the group of per-rollout objectives) has norm ||grad J||^2 = a^T K a /
 
 Per layer: the GRPO gradient of each 2-D weight W, sum_i a_i dl_i/dW (rank metrics are scale
 invariant, so the 1/R is dropped), as a matrix; its singular values come from the engine
-(advantages=a, singular_values=True). The controls' per-layer gradients come from one extra
-forward and one backward per control (retain_graph), not from extra engine calls.
+(advantages=a, singular_values=True). The controls' per-layer gradients come from the same
+engine call (weightings={control: a}): contractions of the per-rollout products it already
+forms, no extra forward or backward.
 
 Conditions: the GRPO advantages (--advantage) and the controls: gaussian (i.i.d. N(0,1), seeded),
 gaussian_centred (those minus their mean), ones, rewards (the raw rewards), and the advantages of
@@ -33,7 +34,6 @@ import torch
 from grpo_verify import rank
 from grpo_verify.estimators import group_advantages
 from grpo_verify.gram import rollout_gram
-from grpo_verify.gram.loss import completion_weights, default_constant, position_ids_from_mask, rollout_objectives
 
 from .sampling import Rollouts
 
@@ -110,28 +110,6 @@ def layer_record(svals: dict[str, torch.Tensor], tol: float) -> dict:
             "per_layer": {m: [round(x[m], 6) for x in metrics] for m in LAYER_STORED}}
 
 
-def _objectives(model, ro: Rollouts, aggregation: str) -> torch.Tensor:
-    device = next(model.parameters()).device
-    ids, mask = ro.input_ids.to(device), ro.attention_mask.to(device)
-    constant = default_constant(ids, ro.completion_start) if aggregation == "constant" else None
-    weights = completion_weights(mask, ro.completion_start, aggregation, constant).to(device)
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=position_ids_from_mask(mask),
-                   use_cache=False).logits
-    return rollout_objectives(logits, ids, weights)
-
-
-def weighted_gradients(model, ro: Rollouts, vectors: dict[str, np.ndarray], aggregation: str):
-    """Yield (condition, {name: sum_i a_i dl_i/dparam}) from one forward and one backward per vector."""
-    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    with torch.enable_grad():
-        l = _objectives(model, ro, aggregation)
-        for k, (cond, a) in enumerate(vectors.items()):
-            weight = torch.as_tensor(a, dtype=l.dtype, device=l.device)
-            grads = torch.autograd.grad((weight * l).sum(), [p for _, p in params], allow_unused=True,
-                                        retain_graph=k + 1 < len(vectors))
-            yield cond, {n: (torch.zeros_like(p) if g is None else g) for (n, p), g in zip(params, grads)}
-
-
 def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list[float], other_name: str,
                   cfg, seed: int) -> dict:
     """Every measurement of one group (see the module docstring). Returns a JSON-ready dict."""
@@ -140,9 +118,12 @@ def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list
     degenerate = bool(np.all(conds["grpo"] == 0))
     device = next(model.parameters()).device
     t0 = time.perf_counter()
+    controls = ({c: a for c, a in conds.items() if c != "grpo" and np.any(a)}
+                if cfg.controls and cfg.layer_controls else {})
     res = rollout_gram(model, ro.input_ids.to(device), ro.attention_mask.to(device), ro.completion_start,
                        cfg.aggregation, groups="layer", advantages=None if degenerate else conds["grpo"],
-                       singular_values=not degenerate, accumulate_dtype=torch.float64)
+                       weightings=controls or None, singular_values=not degenerate or bool(controls),
+                       accumulate_dtype=torch.float64)
     t_gram = time.perf_counter() - t0
     K = res.K.numpy()
     record: dict = {"degenerate": degenerate, "K": K.tolist(),
@@ -166,16 +147,11 @@ def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list
         grpo["sparsity"] = sparsity(grads, cfg.sparsity_thresholds)
         grpo["layers"] = layer_record(res.singular_values, tol)
         record["layer_names"] = sorted(res.singular_values)
+    for cond in controls:
+        entry = record["conditions"][cond]
+        entry["sparsity"] = sparsity(list(res.weighted_gradients[cond].values()), cfg.sparsity_thresholds)
+        entry["layers"] = layer_record(res.weighted_singular_values[cond], tol)
+        record.setdefault("layer_names", sorted(res.weighted_singular_values[cond]))
     del res
-    t1 = time.perf_counter()
-    if cfg.controls and cfg.layer_controls:
-        todo = {c: a for c, a in conds.items() if c != "grpo" and np.any(a)}
-        for cond, grads in weighted_gradients(model, ro, todo, cfg.aggregation):
-            entry = record["conditions"][cond]
-            entry["sparsity"] = sparsity(list(grads.values()), cfg.sparsity_thresholds)
-            svals = {n: torch.linalg.svdvals(g.to(torch.float64)) for n, g in grads.items() if g.ndim == 2}
-            entry["layers"] = layer_record(svals, tol)
-            record.setdefault("layer_names", sorted(svals))
-            del grads, svals
-    record["seconds"] = {"gram": round(t_gram, 3), "layer_controls": round(time.perf_counter() - t1, 3)}
+    record["seconds"] = {"gram_and_spectra": round(t_gram, 3)}
     return record

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable
+from typing import Callable, Mapping
 
 import torch
 from torch import nn
@@ -31,6 +31,7 @@ from .layers import exact_fallback, find_rule, tensor_outputs
 from .loss import completion_weights, default_constant, position_ids_from_mask, rollout_objectives
 
 GroupSpec = str | Callable[[str], str] | None
+_ADVANTAGES = object()  # the label of ``advantages`` among the weight vectors
 _LAYER = re.compile(r"^(.*?\.?layers\.\d+)\.")
 
 
@@ -66,6 +67,8 @@ class GramResult:
     rules: dict[str, str] = field(default_factory=dict)
     grpo_gradients: dict[str, torch.Tensor] | None = None
     singular_values: dict[str, torch.Tensor] | None = None
+    weighted_gradients: dict[str, dict[str, torch.Tensor]] | None = None
+    weighted_singular_values: dict[str, dict[str, torch.Tensor]] | None = None
 
     def grouped(self, spec: GroupSpec) -> dict[str, torch.Tensor]:
         out: dict[str, torch.Tensor] = {}
@@ -132,11 +135,12 @@ def _reroot(output, roots: list):
 
 
 class _GramEngine:
-    def __init__(self, model: nn.Module, rollouts: int, *, advantages, dtype, product_dtype, chunk_elements,
+    def __init__(self, model: nn.Module, rollouts: int, *, weights, dtype, product_dtype, chunk_elements,
                  strategy, unknown, skip_weight_grads):
         self.model = model
         self.rollouts = rollouts
-        self.advantages = advantages
+        self.labels = list(weights)
+        self.W = torch.stack([weights[k] for k in self.labels]) if weights else None  # (C, R) float64
         self.dtype = dtype
         self.product_dtype = product_dtype
         self.chunk = chunk_elements
@@ -152,7 +156,7 @@ class _GramEngine:
         self.acc = {pid: _Accumulator(shape=p.shape) for pid, p in self.params.items()}
         self.per_parameter: dict[str, torch.Tensor] = {}
         self.strategies: dict[str, str] = {}
-        self.grpo: dict[str, torch.Tensor] = {}
+        self.weighted: dict[str, dict[str, torch.Tensor]] = {label: {} for label in self.labels}
         self.uses: list[_Use] = []
         self.roots: list[torch.Tensor] = []
         self.handles = []
@@ -251,7 +255,7 @@ class _GramEngine:
             pdtype = self.product_dtype or contract.product_dtype_of(source)
             adtype = self.dtype or pdtype
             device = factors[0].b.device if factors else dense.device
-            adv = None if self.advantages is None else self.advantages.to(dtype=pdtype, device=device)
+            W = None if self.W is None else self.W.to(dtype=pdtype, device=device)
         if factors:
             if self.strategy == "auto":
                 ghost = sum(contract.ghost_cost(u, v) for a, u in enumerate(factors) for v in factors[a:])
@@ -266,8 +270,8 @@ class _GramEngine:
                     for v in factors[a + 1:]:
                         cross = contract.ghost_cross(u, v, pdtype, self.chunk, adtype)
                         Kp += cross + cross.T
-                if adv is not None:
-                    grpo = contract.weighted_factor_sum(factors, adv, pdtype)
+                if W is not None:
+                    grpo = torch.stack([contract.weighted_factor_sum(factors, w, pdtype) for w in W])
             else:
                 self.strategies[name] = "materialise"
                 d1 = factors[0].b_size
@@ -277,23 +281,25 @@ class _GramEngine:
                     if extra is not None:
                         block += extra[:, r0:r1].to(pdtype)
                     Kp += contract.row_gram(block.reshape(R, -1), adtype)
-                    if adv is not None:
-                        parts.append(torch.einsum("r,rcq->cq", adv, block))
+                    if W is not None:
+                        parts.append(torch.einsum("wr,rcq->wcq", W, block))
                 if parts:
-                    grpo = torch.cat(parts, dim=0)
+                    grpo = torch.cat(parts, dim=1)
             K += Kp.to(device="cpu", dtype=torch.float64)
         elif dense is not None:
             self.strategies[name] = "dense"
             K += contract.dense_gram(dense, pdtype, self.chunk, adtype).to(device="cpu", dtype=torch.float64)
-            if adv is not None:
-                grpo = adv @ dense.to(pdtype)
+            if W is not None:
+                grpo = W @ dense.to(pdtype)
         else:
             self.strategies[name] = "unused"
-        if self.advantages is not None:
+        if self.W is not None:
             if grpo is None:
                 param = self.params[pid]
-                grpo = torch.zeros(acc.shape, dtype=self.product_dtype or contract.product_dtype_of(param.dtype))
-            self.grpo[name] = grpo.reshape(acc.shape)
+                grpo = torch.zeros(len(self.labels), *acc.shape,
+                                   dtype=self.product_dtype or contract.product_dtype_of(param.dtype))
+            for label, g in zip(self.labels, grpo.reshape(len(self.labels), *acc.shape)):
+                self.weighted[label][name] = g
         self.per_parameter[name] = K
         acc.factors, acc.dense = [], None
         acc.open_uses = -1  # finalised
@@ -308,7 +314,8 @@ class _GramEngine:
 
 def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                  completion_start=0, aggregation: str = "mean", groups: GroupSpec = None, *,
-                 constant: float | None = None, advantages=None, singular_values: bool = False,
+                 constant: float | None = None, advantages=None, weightings: Mapping | None = None,
+                 singular_values: bool = False,
                  accumulate_dtype: torch.dtype | None = torch.float64, product_dtype: torch.dtype | None = None,
                  strategy: str = "auto",
                  chunk_elements: int = 1 << 24, unknown: str = "exact",
@@ -324,7 +331,11 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
 
     ``groups``: also return K restricted to parameter groups (see :func:`group_of`).
     ``advantages`` (R,): also return each parameter's GRPO gradient sum_i A_i g_i (in the
-    parameter's shape; ``singular_values`` adds those of every 2-D one).
+    parameter's shape; ``singular_values`` adds those of every 2-D one). ``weightings`` ({label:
+    (R,) vector w}): the same for each w, in ``weighted_gradients[label]`` (and
+    ``weighted_singular_values[label]``), from the same pass: a control weighting costs a
+    contraction of the per-rollout products, not another backward. Every weighted gradient is
+    held until the call returns (C x number of parameters values).
     ``product_dtype``: dtype of the per-rollout gradient products (materialised Delta_i^T X_i,
     ghost inner products) and of the GRPO gradients; None: the model's, float32 for half
     precision (what autograd computes a weight gradient in). ``accumulate_dtype``: dtype in which
@@ -344,12 +355,15 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
     if aggregation == "constant" and constant is None:
         constant = default_constant(input_ids, completion_start)
     weights = completion_weights(attention_mask, completion_start, aggregation, constant).to(input_ids.device)
-    adv = None
-    if advantages is not None:
-        adv = torch.as_tensor(advantages, dtype=torch.float64).reshape(-1)
-        if adv.shape != (rollouts,):
-            raise ValueError(f"advantages must have shape ({rollouts},), got {tuple(adv.shape)}")
-    engine = _GramEngine(model, rollouts, advantages=adv, dtype=accumulate_dtype, product_dtype=product_dtype,
+    vectors = {}
+    named = ([(_ADVANTAGES, advantages)] if advantages is not None else []) + list((weightings or {}).items())
+    for label, value in named:
+        vector = torch.as_tensor(value, dtype=torch.float64).reshape(-1)
+        if vector.shape != (rollouts,):
+            what = "advantages" if label is _ADVANTAGES else f"weighting {label!r}"
+            raise ValueError(f"{what} must have shape ({rollouts},), got {tuple(vector.shape)}")
+        vectors[label] = vector
+    engine = _GramEngine(model, rollouts, weights=vectors, dtype=accumulate_dtype, product_dtype=product_dtype,
                          chunk_elements=chunk_elements,
                          strategy=strategy, unknown=unknown, skip_weight_grads=skip_weight_grads)
     with engine, torch.enable_grad():
@@ -374,12 +388,21 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
                         rules={engine.names[pid]: ",".join(sorted(a.rules)) or "none" for pid, a in engine.acc.items()})
     if groups is not None:
         result.groups = result.grouped(groups)
-    if adv is not None:
-        result.grpo_gradients = engine.grpo
+    if advantages is not None:
+        result.grpo_gradients = engine.weighted.pop(_ADVANTAGES)
         if singular_values:
-            result.singular_values = {n: torch.linalg.svdvals(g.to(torch.float64)) for n, g in engine.grpo.items()
-                                      if g.ndim == 2}
+            result.singular_values = matrix_singular_values(result.grpo_gradients)
+    if weightings is not None:
+        result.weighted_gradients = engine.weighted
+        if singular_values:
+            result.weighted_singular_values = {label: matrix_singular_values(grads)
+                                               for label, grads in engine.weighted.items()}
     return result
+
+
+def matrix_singular_values(gradients: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Singular values (float64) of every 2-D gradient."""
+    return {n: torch.linalg.svdvals(g.to(torch.float64)) for n, g in gradients.items() if g.ndim == 2}
 
 
 def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
