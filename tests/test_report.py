@@ -108,6 +108,36 @@ def test_simulated_fall_makes_a_positive_verdict_inconclusive():
     assert rules.with_simulation(rules.theorem_verdict([D()], [T()]), {"2": "rises"}).verdict is Verdict.CONFIRMED
 
 
+def test_training_trend_compares_the_first_and_last_quarter_of_a_real_run():
+    rising = [0.0, 0.25, 0.0, 0.25, 0.25, 0.5, 0.25, 0.5, 0.75, 0.5, 0.75, 1.0, 0.75, 1.0, 0.75, 1.0]
+    t = ledger.training_trend(rising)
+    assert t["window"] == 4 and t["first"] == pytest.approx(0.125) and t["last"] == pytest.approx(0.875)
+    assert t["change"] == pytest.approx(0.75) and t["trend"] == "rises"
+    assert ledger.training_trend(rising[::-1])["trend"] == "falls"
+    assert ledger.training_trend([0.5, 0.25, 0.5, 0.25] * 4)["trend"] == "flat"
+    # steps without a value (every group degenerate: no sparsity) are skipped, not read as 0
+    assert ledger.training_trend([None, 0.2, None, 0.2, 0.2, 0.2])["first"] == pytest.approx(0.2)
+    assert ledger.training_trend([None, None])["first"] is None
+    assert ledger.training_trend([0.1, 0.9])["trend"] == "flat"  # one step per window: no standard error
+
+
+def test_a_training_run_is_summarised_by_its_trends(tmp_path):
+    steps = [{"step": s, "mean_reward": 0.1 + 0.01 * s, "zero_advantage_group_fraction": 0.5,
+              "sparsity": None if s == 0 else {"exact_zero": 0.0, "le_1e-06_max": 0.01 * s}} for s in range(20)]
+    run = make_run(tmp_path / "trained", SMOL, task="arith", train=steps)
+    data = build(tmp_path, [run])
+    entry = by_key(data)["C2"]["sparsity"]["runs"][0]
+    assert entry["steps"] == 20 and entry["note"] == ""
+    assert entry["series"]["mean reward"]["trend"] == "rises"
+    assert entry["series"]["coordinates le_1e-06_max"]["trend"] == "rises"
+    assert entry["series"]["zero-advantage group fraction"]["trend"] == "flat"
+    md = ledger.markdown(data)
+    assert "Run trained: 20 GRPO training steps; mean of the first 5 and of the last 5 steps" in md
+    assert ledger.TRAINING_RUNS_NOTE in md
+    short = build(tmp_path / "short", [make_run(tmp_path / "short_run", SMOL, task="arith", train=steps[:3])])
+    assert by_key(short)["C2"]["sparsity"]["runs"][0]["note"] == "too few steps for a trend"
+
+
 # -- JUnit -----------------------------------------------------------------------------------------
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="6">
@@ -181,8 +211,9 @@ def write_png(path: Path) -> None:
                      + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
-def make_run(folder: Path, model: dict, task="gsm8k", values=None, plot=False) -> Path:
-    """config.json and summary.json in the formats of grpo_verify.empirical (values: {R: mean})."""
+def make_run(folder: Path, model: dict, task="gsm8k", values=None, plot=False, train=None) -> Path:
+    """config.json and summary.json in the formats of grpo_verify.empirical (values: {R: mean};
+    train: the per-step training records)."""
     values = values or {2: 1.99, 4: 3.4, 8: 6.1}
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({
@@ -199,7 +230,7 @@ def make_run(folder: Path, model: dict, task="gsm8k", values=None, plot=False) -
                              "median": mean, "ci_low": mean - 0.1, "ci_high": mean + 0.1})
     counts = {str(R): {"items": 6, "degenerate": 1, "all_zero_reward": 1, "all_one_reward": 0, "mean_reward": 0.4}
               for R in values}
-    (folder / "summary.json").write_text(json.dumps({"rows": rows, "counts": counts,
+    (folder / "summary.json").write_text(json.dumps({"rows": rows, "counts": counts, "train": train or [],
                                                      "notes": {"ci": "95% percentile bootstrap over prompts"}}))
     if plot:
         write_png(folder / "effective_rank_vs_R.png")

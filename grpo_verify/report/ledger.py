@@ -158,15 +158,58 @@ def sparsity_section(runs: Sequence[Run], synthetic: Synthetic | None, out_dir: 
         train = run.summary.get("train") or []
         if not train:
             continue
-        first, last = train[0], train[-1]
+        keys = sorted({k for r in train for k in (r.get("sparsity") or {})})
+        series = {"mean reward": [r.get("mean_reward") for r in train],
+                  "zero-advantage group fraction": [r.get("zero_advantage_group_fraction") for r in train]}
+        series.update({f"coordinates {k}": [(r.get("sparsity") or {}).get(k) for r in train] for k in keys})
         section["runs"].append({"id": run.path.name, "steps": len(train),
-                                "zero_advantage_group_fraction": [first.get("zero_advantage_group_fraction"),
-                                                                  last.get("zero_advantage_group_fraction")],
-                                "sparsity": {k: [(first.get("sparsity") or {}).get(k), v]
-                                             for k, v in (last.get("sparsity") or {}).items()},
-                                "note": "too few steps for a trend" if len(train) < 20 else ""})
+                                "series": {name: training_trend(values) for name, values in series.items()},
+                                "note": "too few steps for a trend" if len(train) < MIN_TRAIN_STEPS else ""})
         section["plots"] += [_rel(p, out_dir) for p in run.plots if p.stem == "train_sparsity"]
     return section
+
+
+MIN_TRAIN_STEPS = 20
+
+
+def training_trend(values: Sequence[float | None]) -> dict:
+    """Mean of the first and of the last quarter of a per-step series (steps without a value, e.g.
+    no sparsity when every group was degenerate, skipped), their change +- standard error, and
+    the trend by :func:`rules.trend`."""
+    v = [float(x) for x in values if x is not None]
+    if not v:
+        return {"first": None, "last": None, "window": 0, "change": None, "se": None, "trend": "flat"}
+    k = max(1, len(v) // 4)
+    first, last = v[:k], v[-k:]
+
+    def mean(xs):
+        return sum(xs) / len(xs)
+
+    def var(xs):
+        return sum((x - mean(xs)) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
+
+    change = mean(last) - mean(first)
+    se = (var(first) / k + var(last) / k) ** 0.5
+    return {"first": mean(first), "last": mean(last), "window": k, "change": change, "se": se,
+            "trend": rules.trend(change, se) if k > 1 else "flat"}
+
+
+def _trend_text(name: str, t: dict, arrow: str) -> str:
+    if t["first"] is None:
+        return f"{name} not measured"
+    return f"{name} {t['first']:.4g} {arrow} {t['last']:.4g} ({t['change']:+.3g} +- {t['se']:.2g}, {t['trend']})"
+
+
+TRAINING_RUNS_NOTE = ("Real-model training runs are shown for information; the verdict uses the exact simulation "
+                      "(rule 5).")
+
+
+def _run_training_text(r: dict, arrow: str) -> str:
+    window = max(t["window"] for t in r["series"].values())
+    return (f"Run {r['id']}: {r['steps']} GRPO training steps"
+            + (f" ({r['note']})" if r["note"] else "")
+            + f"; mean of the first {window} and of the last {window} steps (change +- se, trend): "
+            + "; ".join(_trend_text(name, t, arrow) for name, t in r["series"].items()) + ".")
 
 
 def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]] | None, runs: Sequence[Run],
@@ -375,10 +418,9 @@ def _md_sparsity(sec: dict) -> list[str]:
         for R, v in syn["per_R"].items():
             L.append(f"| {R} | {v['start']:.3f} | {v['end']:.3f} | {v['change']:+.3f} +- {v['se']:.3f} | {v['trend']} |")
     for r in sec["runs"]:
-        z = r["zero_advantage_group_fraction"]
-        L += ["", f"Run {r['id']}: {r['steps']} GRPO training steps; zero-advantage group fraction {z[0]} -> {z[1]}"
-              + (f" ({r['note']})" if r["note"] else "") + "; sparsity (first -> last): "
-              + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in r["sparsity"].items()) + "."]
+        L += ["", _run_training_text(r, "->")]
+    if sec["runs"]:
+        L += ["", TRAINING_RUNS_NOTE]
     L += [""] + [f"![{p}]({p})" for p in sec["plots"] if p.endswith(".png")]
     return L
 
@@ -537,10 +579,8 @@ def _tex_sparsity(sec: dict, graphics: bool) -> list[str]:
             B.append(rf"{R} & {v['start']:.3f} & {v['end']:.3f} & ${v['change']:+.3f} \pm {v['se']:.3f}$ & {v['trend']} \\")
         B.append(r"\end{tabular}\par")
     for r in sec["runs"]:
-        z = r["zero_advantage_group_fraction"]
-        text = (f"Run {r['id']}: {r['steps']} GRPO training steps; zero-advantage group fraction {z[0]} to {z[1]}"
-                + (f" ({r['note']})" if r["note"] else "") + "; sparsity (first to last): "
-                + ", ".join(f"{k} {a} to {b}" for k, (a, b) in r["sparsity"].items()) + ".")
-        B.append(r"\noindent " + tex(text) + r"\par")
+        B.append(r"\noindent " + tex(_run_training_text(r, "to")) + r"\par")
+    if sec["runs"]:
+        B.append(r"\noindent " + tex(TRAINING_RUNS_NOTE) + r"\par")
     B += _figures(sec["plots"], graphics, r"0.48\linewidth")
     return B
