@@ -57,7 +57,7 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.
 PRECISIONS = {
     "mixed": {"product_dtype": None, "accumulate_dtype": torch.float64},      # the default of rollout_gram
     "float64": {"product_dtype": torch.float64, "accumulate_dtype": torch.float64},
-    "model": {"product_dtype": None, "accumulate_dtype": None},
+    "model": {"product_dtype": None, "accumulate_dtype": None},              # sums in the product dtype
 }
 
 
@@ -288,8 +288,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each method this many times (interleaved per R, T); report the fastest")
     parser.add_argument("--precision", default="mixed", choices=sorted(PRECISIONS),
-                        help="the engine's dtypes: mixed (products in the model's dtype, K summed in float64, the "
-                             "default), float64 (both float64), model (both the model's dtype)")
+                        help="the engine's dtypes: mixed (products in the model's dtype, float32 for half precision; K "
+                             "summed in float64; the default), float64 (both float64), model (both in the product "
+                             "dtype)")
     parser.add_argument("--out", default="gram_bench.csv")
     parser.add_argument("--memory-isolation", default="method", choices=["method", "measurement"],
                         help="CPU peak memory: one fresh child process per method (VmHWM reset between (R, T)), "

@@ -13,8 +13,9 @@
 #                is labelled so (config.json "model.kind": "random-weights").
 # GSM8K_FILE     GSM8K-format jsonl; without it the generated arith task is used.
 # LAYER_CONTROLS set to 1 to also measure the controls' per-layer spectra (from the same engine
-#                pass, but each of the 5 controls holds a float32 gradient, ~16 GB at 4B, and needs
-#                a float64 SVD of every 2-D weight: several minutes more at 4B).
+#                pass, but GRPO and each of the 5 controls hold a float32 gradient set, ~17 GB each
+#                at 4B, ~100 GB together: a 141 GB H200, not an 80 GB H100; and every 2-D weight
+#                needs a float64 SVD per control: several minutes more at 4B).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}

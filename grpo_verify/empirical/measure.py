@@ -14,8 +14,8 @@ mean over the group of per-rollout objectives) has norm ||grad J||^2 = a^T K a /
 Per layer: the GRPO gradient of each 2-D weight W, sum_i a_i dl_i/dW (rank metrics are scale
 invariant, so the 1/R is dropped), as a matrix; its singular values come from the engine
 (advantages=a, singular_values=True). The controls' per-layer gradients come from the same
-engine call (weightings={control: a}): contractions of the per-rollout products it already
-forms, no extra forward or backward.
+engine call (weightings={control: a}), no extra forward or backward; each control holds one
+gradient set (float32) until the call returns.
 
 Conditions: the GRPO advantages (--advantage) and the controls: gaussian (i.i.d. N(0,1), seeded),
 gaussian_centred (those minus their mean), ones, rewards (the raw rewards), and the advantages of

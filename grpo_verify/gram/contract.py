@@ -26,7 +26,9 @@ itself computes a weight gradient in; and the *accumulate* dtype in which the le
 of K are summed (float64 by default). A float32 GEMM of a few long rows sums each dot product
 almost sequentially (relative error 4e-4 at length 2^21 in a test), so :func:`row_gram` sums
 products in blocks of :data:`GRAM_BLOCK` in the product dtype and adds the block sums in the
-accumulate dtype: at float32 speed with float64-like accumulation error.
+accumulate dtype: at float32 speed with float64-like accumulation error. The ghost form's inner
+products <x_it, x_js> and <delta_it, delta_js> are single product-dtype contractions over d1 and d0
+(for an LM head d0 is the vocabulary); only their sum over positions is in the accumulate dtype.
 """
 
 from __future__ import annotations
@@ -82,13 +84,15 @@ def row_gram(rows: Tensor, accumulate: torch.dtype) -> Tensor:
     """rows rows^T (R x R, in ``accumulate``) for rows (R x n).
 
     Rows of a lower precision than ``accumulate`` are multiplied in their own dtype in blocks of
-    GRAM_BLOCK columns (one batched GEMM) and the block sums added in ``accumulate``."""
+    GRAM_BLOCK columns (R columns when R is larger; one batched GEMM) and the block sums added in
+    ``accumulate``."""
     rollouts, n = rows.shape
-    if rows.dtype == accumulate or n < GRAM_BLOCK or torch.finfo(rows.dtype).bits >= torch.finfo(accumulate).bits:
+    width = max(GRAM_BLOCK, rollouts)  # so the (blocks, R, R) output is no larger than the input
+    if rows.dtype == accumulate or n < width or torch.finfo(rows.dtype).bits >= torch.finfo(accumulate).bits:
         wide = _cast(rows, accumulate)
         return wide @ wide.T
-    whole = n - n % GRAM_BLOCK
-    blocks = rows[:, :whole].reshape(rollouts, -1, GRAM_BLOCK).transpose(0, 1)
+    whole = n - n % width
+    blocks = rows[:, :whole].reshape(rollouts, -1, width).transpose(0, 1)
     out = torch.bmm(blocks, blocks.transpose(1, 2)).sum(dim=0, dtype=accumulate)
     if whole < n:
         tail = _cast(rows[:, whole:], accumulate)
@@ -158,6 +162,16 @@ def ghost_cross(u: Factor, v: Factor, dtype: torch.dtype, chunk_elements: int,
 def ghost_cost(u: Factor, v: Factor) -> float:
     a_cost = 1 if (u.index or v.index) else u.a_size
     return float(u.rollouts * u.tokens) * float(v.rollouts * v.tokens) * float(a_cost + u.b_size)
+
+
+def weighted_sum_cost(factors: list[Factor]) -> float:
+    """Cost of one weighted sum sum_i w_i g_i from the factors (:func:`weighted_factor_sum`)."""
+    return sum(float(f.rollouts * f.tokens) * (f.b_size if f.index else f.a_size * f.b_size) for f in factors)
+
+
+def weighted_block_cost(factors: list[Factor]) -> float:
+    """Cost of one weighted sum from the materialised per-rollout gradients."""
+    return float(factors[0].rollouts) * factors[0].a_size * factors[0].b_size if factors else 0.0
 
 
 def materialise_cost(factors: list[Factor]) -> float:

@@ -6,8 +6,9 @@ hooks on its outputs receive the output gradients Delta. Because l_j does not de
 i's row for j != i, rollout i's slice of Delta is exactly dl_i/d(output): the batched backward
 yields every rollout's per-rollout output gradients at once. A per-layer-type rule
 (:mod:`grpo_verify.gram.layers`) turns them into per-rollout contributions and
-:mod:`grpo_verify.gram.contract` contracts them (ghost or materialised, chunked, optionally in
-float64) as soon as every use of the parameter has its gradient, so activations are dropped early.
+:mod:`grpo_verify.gram.contract` contracts them (ghost or materialised, chunked; products in the
+model's dtype, K summed in float64) as soon as every use of the parameter has its gradient, so
+activations are dropped early.
 
 By default the backward does NOT compute the batch's parameter gradients (the parameters are
 frozen for the pass and the roots of the graph - e.g. the input-embedding output - made to
@@ -256,10 +257,15 @@ class _GramEngine:
             adtype = self.dtype or pdtype
             device = factors[0].b.device if factors else dense.device
             W = None if self.W is None else self.W.to(dtype=pdtype, device=device)
+            if W is not None:  # one output per label (no stacked copy that would pin all labels together)
+                grpo = [torch.empty(acc.shape, dtype=pdtype, device=device) for _ in self.labels]
         if factors:
             if self.strategy == "auto":
+                weights = 0 if W is None else len(self.labels)
                 ghost = sum(contract.ghost_cost(u, v) for a, u in enumerate(factors) for v in factors[a:])
-                use_ghost = dense is None and ghost < contract.materialise_cost(factors)
+                ghost += weights * contract.weighted_sum_cost(factors)
+                materialise = contract.materialise_cost(factors) + weights * contract.weighted_block_cost(factors)
+                use_ghost = dense is None and ghost < materialise
             else:
                 use_ghost = dense is None and self.strategy == "ghost"
             Kp = torch.zeros(R, R, dtype=adtype, device=device)
@@ -270,35 +276,33 @@ class _GramEngine:
                     for v in factors[a + 1:]:
                         cross = contract.ghost_cross(u, v, pdtype, self.chunk, adtype)
                         Kp += cross + cross.T
-                if W is not None:
-                    grpo = torch.stack([contract.weighted_factor_sum(factors, w, pdtype) for w in W])
+                for w, out in zip(W if W is not None else [], grpo or []):
+                    out.copy_(contract.weighted_factor_sum(factors, w, pdtype).reshape(acc.shape))
             else:
                 self.strategies[name] = "materialise"
                 d1 = factors[0].b_size
                 extra = None if dense is None else dense.reshape(R, -1, d1)
-                parts = []
+                rows = [] if W is None else [out.view(-1, d1) for out in grpo]
                 for r0, r1, block in contract.materialised_rows(factors, pdtype, self.chunk):
                     if extra is not None:
                         block += extra[:, r0:r1].to(pdtype)
                     Kp += contract.row_gram(block.reshape(R, -1), adtype)
-                    if W is not None:
-                        parts.append(torch.einsum("wr,rcq->wcq", W, block))
-                if parts:
-                    grpo = torch.cat(parts, dim=1)
+                    for w, out in zip(W if W is not None else [], rows):
+                        torch.mm(w[None], block.reshape(R, -1), out=out[r0:r1].view(1, -1))
             K += Kp.to(device="cpu", dtype=torch.float64)
         elif dense is not None:
             self.strategies[name] = "dense"
             K += contract.dense_gram(dense, pdtype, self.chunk, adtype).to(device="cpu", dtype=torch.float64)
-            if W is not None:
-                grpo = W @ dense.to(pdtype)
+            for w, out in zip(W if W is not None else [], grpo or []):
+                torch.mm(w[None], dense.to(pdtype), out=out.view(1, -1))
         else:
             self.strategies[name] = "unused"
         if self.W is not None:
             if grpo is None:
                 param = self.params[pid]
-                grpo = torch.zeros(len(self.labels), *acc.shape,
-                                   dtype=self.product_dtype or contract.product_dtype_of(param.dtype))
-            for label, g in zip(self.labels, grpo.reshape(len(self.labels), *acc.shape)):
+                grpo = [torch.zeros(acc.shape, dtype=self.product_dtype or contract.product_dtype_of(param.dtype))
+                        for _ in self.labels]
+            for label, g in zip(self.labels, grpo):
                 self.weighted[label][name] = g
         self.per_parameter[name] = K
         acc.factors, acc.dense = [], None
@@ -333,9 +337,10 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
     ``advantages`` (R,): also return each parameter's GRPO gradient sum_i A_i g_i (in the
     parameter's shape; ``singular_values`` adds those of every 2-D one). ``weightings`` ({label:
     (R,) vector w}): the same for each w, in ``weighted_gradients[label]`` (and
-    ``weighted_singular_values[label]``), from the same pass: a control weighting costs a
-    contraction of the per-rollout products, not another backward. Every weighted gradient is
-    held until the call returns (C x number of parameters values).
+    ``weighted_singular_values[label]``), from the same pass: a weighting costs one contraction of
+    the materialised per-rollout products, or one GEMM per factor in the ghost form ("auto"
+    counts it when choosing), not another backward. Every weighted gradient is held until the
+    call returns: C x (number of parameters) values in the product dtype, on the model's device.
     ``product_dtype``: dtype of the per-rollout gradient products (materialised Delta_i^T X_i,
     ghost inner products) and of the GRPO gradients; None: the model's, float32 for half
     precision (what autograd computes a weight gradient in). ``accumulate_dtype``: dtype in which
