@@ -96,6 +96,10 @@ def test_controls_decide_generic_versus_zero_sum():
     assert rules.attribution(grpo, {"gaussian": high, "ones": high, "rewards": high,
                                     "gaussian_centred": near}) == rules.ZERO_SUM_EFFECT
     assert rules.attribution(grpo, {"gaussian": high, "ones": near}) == rules.MIXED
+    # raw binary rewards zero failed rollouts' rows: shown, never part of the decision
+    low = {"mean": 1.1, "ci_low": 1.0, "ci_high": 1.2, "n": 6}
+    assert rules.attribution(grpo, {"gaussian": near, "ones": near, "rewards": low}) == rules.GENERIC
+    assert "rewards" in rules.SHOWN_CONTROLS and "rewards" not in rules.NON_ZERO_SUM_CONTROLS
     assert rules.attribution(grpo, {}) == rules.NO_CONTROLS
     assert rules.combine_attributions([rules.GENERIC, rules.GENERIC]) == rules.GENERIC
     assert rules.combine_attributions([rules.GENERIC, rules.MIXED]) == rules.MIXED

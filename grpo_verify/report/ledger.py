@@ -124,8 +124,7 @@ def attribution_section(runs: Sequence[Run]) -> dict:
             for metric in ATTRIBUTION_METRICS:
                 for R in run.group_sizes:
                     grpo = _row(run.row(R, matrix, "grpo", metric))
-                    controls = {c: _row(run.row(R, matrix, c, metric)) for c in rules.NON_ZERO_SUM_CONTROLS
-                                + rules.ZERO_SUM_CONTROLS}
+                    controls = {c: _row(run.row(R, matrix, c, metric)) for c in rules.SHOWN_CONTROLS}
                     controls = {c: v for c, v in controls.items() if v is not None}
                     if grpo is None or not controls:
                         continue
@@ -288,8 +287,9 @@ def rules_text() -> list[str]:
         f"Effective rank about 2: |mean - 2| <= {t} and the confidence interval overlaps [{2 - t}, {2 + t}], "
         f"with at least {rules.MIN_GROUPS} groups; not about 2: the interval lies outside [{2 - t}, {2 + t}].",
         "Controls: comparable when the control's mean lies in GRPO's interval or the intervals overlap; every "
-        "non-zero-sum control (N(0,1), all-ones, raw rewards) comparable -> the rank is generic, not caused by "
-        "zero-sum advantages.",
+        "non-zero-sum control (N(0,1), all-ones) comparable -> the rank is generic, not caused by zero-sum "
+        "advantages. Raw binary rewards are shown, not used: they zero every failed rollout's row, so their "
+        "rank counts successes.",
     ]
 
 
@@ -396,10 +396,10 @@ def _md_attribution(sec: dict) -> list[str]:
         return L + ["No empirical run given: not yet measured."]
     for run in sec["runs"]:
         L += [f"**{run['id']}**: {run['overall']}.", "", "| matrix | metric | R | GRPO | " +
-              " | ".join(CONTROL_LABELS[c] for c in rules.NON_ZERO_SUM_CONTROLS + rules.ZERO_SUM_CONTROLS)
+              " | ".join(CONTROL_LABELS[c] for c in rules.SHOWN_CONTROLS)
               + " | attribution |", "|---|---|---|---|---|---|---|---|---|"]
         for cell in run["cells"]:
-            ctl = [_fmt(cell["controls"].get(c)) for c in rules.NON_ZERO_SUM_CONTROLS + rules.ZERO_SUM_CONTROLS]
+            ctl = [_fmt(cell["controls"].get(c)) for c in rules.SHOWN_CONTROLS]
             L.append(f"| {cell['matrix']} | {cell['metric']} | {cell['R']} | {_fmt(cell['grpo'])} | "
                      + " | ".join(ctl) + f" | {cell['attribution'].split(':')[0]} |")
         L.append("")
@@ -552,7 +552,7 @@ def _tex_attribution(sec: dict) -> list[str]:
     B = [r"\subsection*{Controls: is low rank caused by zero-sum advantages?}"]
     if not sec["runs"]:
         return B + [r"\noindent No empirical run given: not yet measured.\par"]
-    names = rules.NON_ZERO_SUM_CONTROLS + rules.ZERO_SUM_CONTROLS
+    names = rules.SHOWN_CONTROLS
     for run in sec["runs"]:
         B += [rf"\noindent\textbf{{{tex(run['id'])}}}: {tex(run['overall'])}.\par",
               r"{\footnotesize\begin{longtable}{llr" + "l" * (len(names) + 2) + "}",

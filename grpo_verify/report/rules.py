@@ -25,10 +25,12 @@ undecided; fewer than ``MIN_GROUPS`` groups: too few to say.
 
 Controls (:func:`attribution`): a control condition is *comparable* to GRPO when its mean lies in
 GRPO's confidence interval or the two intervals overlap. If every non-zero-sum control (i.i.d.
-N(0,1), all-ones, raw rewards) is comparable to GRPO, the rank is generic to these gradients, not
-caused by the zero-sum advantages; if every non-zero-sum control is clearly higher (its interval
-above GRPO's) while the centred random control is comparable, the low rank is consistent with a
-zero-sum effect; otherwise mixed.
+N(0,1), all-ones) is comparable to GRPO, the rank is generic to these gradients, not caused by the
+zero-sum advantages; if every non-zero-sum control is clearly higher (its interval above GRPO's)
+while the centred random control is comparable, the low rank is consistent with a zero-sum effect;
+otherwise mixed. The raw-reward weighting is shown but not used: binary rewards zero the row of
+every failed rollout, so diag(r) G has rank at most the number of successes - it measures the
+weighting's support, not the absence of a zero-sum constraint.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ MIN_GROUPS = 3
 TREND_SE = 2.0  # a change counts as a rise (fall) when mean -/+ 2 standard errors stays above (below) 0
 PRIMARY = ("weighted", "grpo", "effective_rank")  # diag(A) G with GRPO advantages, effective rank
 ZERO_SUM_CONTROLS = ("gaussian_centred",)
-NON_ZERO_SUM_CONTROLS = ("gaussian", "ones", "rewards")
+NON_ZERO_SUM_CONTROLS = ("gaussian", "ones")
+SHOWN_CONTROLS = NON_ZERO_SUM_CONTROLS + ("rewards",) + ZERO_SUM_CONTROLS  # "rewards": shown, not used
 
 PASSED = "passed"
 TEST_OUTCOMES = ("passed", "failed", "error", "skipped", "missing", "not run")
