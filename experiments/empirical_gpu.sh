@@ -12,6 +12,8 @@
 #                measure the pipeline and the architecture, NOT the trained model: every output
 #                is labelled so (config.json "model.kind": "random-weights").
 # GSM8K_FILE     GSM8K-format jsonl; without it the generated arith task is used.
+# DEVICE         default cuda; tests/test_empirical.py runs this script on cpu with the tiny-random
+#                model appended as an extra option (later options win), to check its plumbing.
 # LAYER_CONTROLS set to 1 to also measure the controls' per-layer spectra (from the same engine
 #                pass, but GRPO and each of the 5 controls hold a float32 gradient set, ~17 GB each
 #                at 4B, ~100 GB together: a 141 GB H200, not an 80 GB H100; and every 2-D weight
@@ -38,7 +40,7 @@ CONTROLS=()
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 start=$(date +%s)
 timeout 470 "$PY" -m grpo_verify.empirical "${MODEL[@]}" "${DATA[@]}" "${CONTROLS[@]}" \
-    --device cuda --num-prompts 4 --group-sizes 2,4,8 --max-new-tokens 128 \
+    --device "${DEVICE:-cuda}" --num-prompts 4 --group-sizes 2,4,8 --max-new-tokens 128 \
     --train-steps 2 --train-prompts-per-step 2 --train-group-size 8 --lr 1e-6 \
     --out "$OUT" --resume "$@" \
     || { rc=$?; echo "stopped with exit code $rc after $(( $(date +%s) - start )) s;" \

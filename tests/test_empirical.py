@@ -99,6 +99,31 @@ def test_resume_refuses_a_different_config(full_run, tmp_path, capsys):
 
 
 # -- bad input: non-zero exit, a clear message, nothing written ---------------------------------------
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash")
+def test_the_prepared_gpu_script_runs_end_to_end_with_the_tiny_model(tmp_path):
+    """experiments/empirical_gpu.sh with DEVICE=cpu and tiny-random appended (later options win):
+    every option it passes is valid, it measures, trains and reports, and a rerun resumes."""
+    import os
+    import subprocess
+    import sys
+    script = Path(__file__).resolve().parents[1] / "experiments" / "empirical_gpu.sh"
+    out = tmp_path / "gpu_run"
+    env = dict(os.environ, DEVICE="cpu", GSM8K_FILE=str(FIXTURE), PYTHON=sys.executable)
+    extra = ["--model", "tiny-random", "--dtype", "float32", "--max-new-tokens", "6", "--bootstrap", "20",
+             "--no-progress", "--no-plots", "--threads", "1"]
+    proc = subprocess.run(["bash", str(script), str(out), *extra], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "finished in" in proc.stdout
+    records, _ = store.read_jsonl(out / "results.jsonl")
+    assert len(records) == 4 * 3  # 4 prompts x R = 2, 4, 8
+    assert len(store.read_jsonl(out / "train.jsonl")[0]) == 2
+    assert json.loads((out / "config.json").read_text())["options"]["task"] == "gsm8k"
+    again = subprocess.run(["bash", str(script), str(out), *extra], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0 and "12 items already done" in again.stdout, again.stdout + again.stderr
+
+
 def test_malformed_line_names_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     lines = FIXTURE.read_text().splitlines()
