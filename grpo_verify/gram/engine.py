@@ -250,21 +250,21 @@ class _GramEngine:
         R = self.rollouts
         factors, dense = acc.factors, acc.dense
         K = torch.zeros(R, R, dtype=torch.float64)
-        grpo = None
+        outputs: list[torch.Tensor] = []  # sum_i w_i g_i, one per weighting label
+        vectors: list[torch.Tensor] = []
         if factors or dense is not None:
             source = factors[0].b.dtype if factors else dense.dtype
             pdtype = self.product_dtype or contract.product_dtype_of(source)
             adtype = self.dtype or pdtype
             device = factors[0].b.device if factors else dense.device
-            W = None if self.W is None else self.W.to(dtype=pdtype, device=device)
-            if W is not None:  # one output per label (no stacked copy that would pin all labels together)
-                grpo = [torch.empty(acc.shape, dtype=pdtype, device=device) for _ in self.labels]
+            if self.W is not None:  # one output per label (no stacked copy that would pin all labels together)
+                vectors = list(self.W.to(dtype=pdtype, device=device))
+                outputs = [torch.empty(acc.shape, dtype=pdtype, device=device) for _ in self.labels]
         if factors:
             if self.strategy == "auto":
-                weights = 0 if W is None else len(self.labels)
                 ghost = sum(contract.ghost_cost(u, v) for a, u in enumerate(factors) for v in factors[a:])
-                ghost += weights * contract.weighted_sum_cost(factors)
-                materialise = contract.materialise_cost(factors) + weights * contract.weighted_block_cost(factors)
+                ghost += len(vectors) * contract.weighted_sum_cost(factors)
+                materialise = contract.materialise_cost(factors) + len(vectors) * contract.weighted_block_cost(factors)
                 use_ghost = dense is None and ghost < materialise
             else:
                 use_ghost = dense is None and self.strategy == "ghost"
@@ -276,33 +276,32 @@ class _GramEngine:
                     for v in factors[a + 1:]:
                         cross = contract.ghost_cross(u, v, pdtype, self.chunk, adtype)
                         Kp += cross + cross.T
-                for w, out in zip(W if W is not None else [], grpo or []):
+                for w, out in zip(vectors, outputs):
                     out.copy_(contract.weighted_factor_sum(factors, w, pdtype).reshape(acc.shape))
             else:
                 self.strategies[name] = "materialise"
                 d1 = factors[0].b_size
                 extra = None if dense is None else dense.reshape(R, -1, d1)
-                rows = [] if W is None else [out.view(-1, d1) for out in grpo]
+                rows = [out.view(-1, d1) for out in outputs]
                 for r0, r1, block in contract.materialised_rows(factors, pdtype, self.chunk):
                     if extra is not None:
                         block += extra[:, r0:r1].to(pdtype)
                     Kp += contract.row_gram(block.reshape(R, -1), adtype)
-                    for w, out in zip(W if W is not None else [], rows):
+                    for w, out in zip(vectors, rows):
                         torch.mm(w[None], block.reshape(R, -1), out=out[r0:r1].view(1, -1))
             K += Kp.to(device="cpu", dtype=torch.float64)
         elif dense is not None:
             self.strategies[name] = "dense"
             K += contract.dense_gram(dense, pdtype, self.chunk, adtype).to(device="cpu", dtype=torch.float64)
-            for w, out in zip(W if W is not None else [], grpo or []):
+            for w, out in zip(vectors, outputs):
                 torch.mm(w[None], dense.to(pdtype), out=out.view(1, -1))
         else:
             self.strategies[name] = "unused"
         if self.W is not None:
-            if grpo is None:
-                param = self.params[pid]
-                grpo = [torch.zeros(acc.shape, dtype=self.product_dtype or contract.product_dtype_of(param.dtype))
-                        for _ in self.labels]
-            for label, g in zip(self.labels, grpo):
+            if not outputs:  # an unused parameter
+                dtype = self.product_dtype or contract.product_dtype_of(self.params[pid].dtype)
+                outputs = [torch.zeros(acc.shape, dtype=dtype) for _ in self.labels]
+            for label, g in zip(self.labels, outputs):
                 self.weighted[label][name] = g
         self.per_parameter[name] = K
         acc.factors, acc.dense = [], None
