@@ -184,6 +184,27 @@ def test_weightings_equal_weighted_sums_of_the_naive_per_rollout_gradients(strat
         rollout_gram(model, ids, mask, start, "mean", weightings={"short": torch.ones(3)})
 
 
+def test_results_are_freed_with_the_result_not_by_the_cycle_collector():
+    """The engine's hooks put it in a reference cycle; it must not keep the (possibly GB-sized)
+    weighted gradients or activations alive after the caller drops the result."""
+    import gc
+    import weakref
+    model = tiny_llama(True)
+    ids, mask, start = batch("right")
+    gc.collect()
+    gc.disable()
+    try:
+        res = rollout_gram(model, ids, mask, start, "mean", advantages=torch.tensor([1.0, -1.0, 0.5, -0.5]),
+                           weightings={"ones": torch.ones(4)}, singular_values=True)
+        held = [next(iter(res.weighted_gradients["ones"].values())), next(iter(res.grpo_gradients.values())),
+                next(iter(res.per_parameter.values()))]
+        refs = [weakref.ref(t) for t in held]
+        del held, res
+        assert [r() is None for r in refs] == [True, True, True]
+    finally:
+        gc.enable()
+
+
 class Float64RMSNorm(nn.Module):
     """An RMSNorm without a registered rule (forces the exact per-rollout fallback)."""
 

@@ -314,6 +314,14 @@ class _GramEngine:
             if acc.open_uses >= 0:
                 self._finalise(pid)
 
+    def release(self):
+        """Drop every tensor the engine holds. Its hooks on the autograd graph keep the engine in a
+        reference cycle that only Python's cycle collector frees, possibly many GB later (a run
+        holding weighted gradients was killed for memory that way)."""
+        self.uses, self.roots, self.acc = [], [], {}
+        self.per_parameter, self.weighted, self.params = {}, {}, {}
+        self.W = None
+
 
 def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                  completion_start=0, aggregation: str = "mean", groups: GroupSpec = None, *,
@@ -370,37 +378,41 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
     engine = _GramEngine(model, rollouts, weights=vectors, dtype=accumulate_dtype, product_dtype=product_dtype,
                          chunk_elements=chunk_elements,
                          strategy=strategy, unknown=unknown, skip_weight_grads=skip_weight_grads)
-    with engine, torch.enable_grad():
-        out = model(input_ids=input_ids, attention_mask=attention_mask,
-                    position_ids=position_ids_from_mask(attention_mask), use_cache=False)
-        objectives = rollout_objectives(out.logits, input_ids, weights)
-        del out
-        if not bool(torch.isfinite(objectives).all()):
-            raise FloatingPointError(f"non-finite rollout objectives {objectives.tolist()}: the model's forward "
-                                     "produced NaN/inf (e.g. transformers' eager attention in float64 with left "
-                                     "padding turns fully masked pad rows into NaN, which then leaks through 0 * NaN)")
-        targets = engine.roots if skip_weight_grads else list(engine.params.values())
-        if objectives.requires_grad and targets:
-            torch.autograd.grad(objectives.sum(), targets, allow_unused=True)
-        engine.flush()
-    per_parameter = {engine.names[pid]: engine.per_parameter[engine.names[pid]] for pid in engine.params}
-    K = torch.zeros(rollouts, rollouts, dtype=torch.float64)
-    for k in per_parameter.values():
-        K += k
-    result = GramResult(K=K, per_parameter=per_parameter, objectives=objectives.detach().to(torch.float64).cpu(),
-                        strategies=dict(engine.strategies),
-                        rules={engine.names[pid]: ",".join(sorted(a.rules)) or "none" for pid, a in engine.acc.items()})
-    if groups is not None:
-        result.groups = result.grouped(groups)
-    if advantages is not None:
-        result.grpo_gradients = engine.weighted.pop(_ADVANTAGES)
-        if singular_values:
-            result.singular_values = matrix_singular_values(result.grpo_gradients)
-    if weightings is not None:
-        result.weighted_gradients = engine.weighted
-        if singular_values:
-            result.weighted_singular_values = {label: matrix_singular_values(grads)
-                                               for label, grads in engine.weighted.items()}
+    try:
+        with engine, torch.enable_grad():
+            out = model(input_ids=input_ids, attention_mask=attention_mask,
+                        position_ids=position_ids_from_mask(attention_mask), use_cache=False)
+            objectives = rollout_objectives(out.logits, input_ids, weights)
+            del out
+            if not bool(torch.isfinite(objectives).all()):
+                raise FloatingPointError(
+                    f"non-finite rollout objectives {objectives.tolist()}: the model's forward produced NaN/inf "
+                    "(e.g. transformers' eager attention in float64 with left padding turns fully masked pad rows "
+                    "into NaN, which then leaks through 0 * NaN)")
+            targets = engine.roots if skip_weight_grads else list(engine.params.values())
+            if objectives.requires_grad and targets:
+                torch.autograd.grad(objectives.sum(), targets, allow_unused=True)
+            engine.flush()
+        per_parameter = {engine.names[pid]: engine.per_parameter[engine.names[pid]] for pid in engine.params}
+        K = torch.zeros(rollouts, rollouts, dtype=torch.float64)
+        for k in per_parameter.values():
+            K += k
+        rules = {engine.names[pid]: ",".join(sorted(a.rules)) or "none" for pid, a in engine.acc.items()}
+        result = GramResult(K=K, per_parameter=per_parameter, objectives=objectives.detach().to(torch.float64).cpu(),
+                            strategies=dict(engine.strategies), rules=rules)
+        if groups is not None:
+            result.groups = result.grouped(groups)
+        if advantages is not None:
+            result.grpo_gradients = engine.weighted.pop(_ADVANTAGES)
+            if singular_values:
+                result.singular_values = matrix_singular_values(result.grpo_gradients)
+        if weightings is not None:
+            result.weighted_gradients = dict(engine.weighted)
+            if singular_values:
+                result.weighted_singular_values = {label: matrix_singular_values(grads)
+                                                   for label, grads in result.weighted_gradients.items()}
+    finally:
+        engine.release()
     return result
 
 
