@@ -88,6 +88,12 @@ def test_approx_two_tolerance_and_rank_verdicts():
     assert rules.rank_claim_verdict(None, [T()], measured_instead="SmolLM2").verdict is Verdict.NOT_MEASURED
 
 
+def test_series_status_names_the_group_sizes_it_covers():
+    assert rules.series_status({2: rules.APPROX}) == "~2 at R = 2"
+    assert rules.series_status({2: rules.APPROX, 4: rules.APPROX, 8: rules.APPROX}) == "~2 at R = 2, 4, 8"
+    assert rules.series_status({2: rules.APPROX, 4: rules.NOT_APPROX}) == "not ~2 at R = 4"
+
+
 def test_controls_decide_generic_versus_zero_sum():
     grpo = {"mean": 2.0, "ci_low": 1.8, "ci_high": 2.2, "n": 6}
     near = {"mean": 2.1, "ci_low": 1.9, "ci_high": 2.3, "n": 6}

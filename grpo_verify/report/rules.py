@@ -184,14 +184,15 @@ def approx_two(mean: float, ci_low: float, ci_high: float, n: int) -> str:
 
 
 def series_status(per_R: dict[int, str]) -> str:
-    """Combine approx_two over R: "~2 at every R", "not ~2 at R = ...", or undecided."""
+    """Combine approx_two over R: "~2 at R = 2, 4, 8" (every R measured, named: a run of R = 2
+    alone must not read as "every R"), "not ~2 at R = ...", or undecided."""
     if not per_R:
         return TOO_FEW
     bad = [R for R, s in sorted(per_R.items()) if s == NOT_APPROX]
     if bad:
         return f"{NOT_APPROX} at R = {', '.join(map(str, bad))}"
     if all(s == APPROX for s in per_R.values()):
-        return f"{APPROX} at every R"
+        return f"{APPROX} at R = {', '.join(map(str, sorted(per_R)))}"
     if all(s == TOO_FEW for s in per_R.values()):
         return TOO_FEW
     return UNDECIDED
