@@ -124,6 +124,12 @@ def test_the_prepared_gpu_script_runs_end_to_end_with_the_tiny_model(tmp_path):
     assert again.returncode == 0 and "12 items already done" in again.stdout, again.stdout + again.stderr
 
 
+def test_layer_controls_memory_check_names_the_need_and_the_way_out():
+    assert measure.layer_controls_memory_problem(134_515_008, 24 * 2**30) is None  # SmolLM2 on 24 GiB
+    problem = measure.layer_controls_memory_problem(4_190_000_000, 80 * 2**30)   # 4B on an 80 GB GPU
+    assert "94 GiB" in problem and "4.19B" in problem and "--no-layer-controls" in problem
+
+
 def test_malformed_line_names_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     lines = FIXTURE.read_text().splitlines()

@@ -390,6 +390,23 @@ def test_half_precision_products_default_to_float32():
     assert contract.product_dtype_of(torch.float64) == torch.float64
 
 
+def test_bfloat16_model_gives_float32_products_and_a_float64_k():
+    """The GPU path: a bfloat16 model. Products and weighted gradients are float32, K float64 and
+    as close to the float64 truth as bfloat16's own rounding allows."""
+    model = tiny_llama(True)
+    ids, mask, start = batch("right")
+    truth = naive_gram(model, ids, mask, start, "mean").K
+    model16 = model.to(torch.bfloat16)
+    floor = rel(naive_gram(model16, ids, mask, start, "mean").K, truth)
+    for strategy in ("ghost", "materialise"):
+        result = rollout_gram(model16, ids, mask, start, "mean", strategy=strategy,
+                              advantages=torch.tensor([1.0, -1.0, 0.5, -0.5]), weightings={"ones": torch.ones(4)})
+        assert result.K.dtype == torch.float64
+        assert all(g.dtype == torch.float32 for g in result.grpo_gradients.values())
+        assert all(g.dtype == torch.float32 for g in result.weighted_gradients["ones"].values())
+        assert rel(result.K, truth) < max(10 * floor, 1e-2), (strategy, rel(result.K, truth), floor)
+
+
 def test_nan_from_the_model_is_reported():
     model = tiny_llama(True)
     with torch.no_grad():

@@ -142,7 +142,9 @@ def test_a_training_run_is_summarised_by_its_trends(tmp_path):
     assert entry["series"]["coordinates le_1e-06_max"]["trend"] == "rises"
     assert entry["series"]["zero-advantage group fraction"]["trend"] == "flat"
     md = ledger.markdown(data)
-    assert "Run trained: 20 GRPO training steps; mean of the first 5 and of the last 5 steps" in md
+    assert "Run trained: 20 GRPO training steps; mean of the first and of the last quarter" in md
+    assert "mean reward 0.12 -> 0.27 (first/last 5; " in md
+    assert "coordinates le_1e-06_max 0.025 -> 0.175 (first/last 4; " in md  # step 0 has no sparsity: 19 values
     assert ledger.TRAINING_RUNS_NOTE in md
     short = build(tmp_path / "short", [make_run(tmp_path / "short_run", SMOL, task="arith", train=steps[:3])])
     assert by_key(short)["C2"]["sparsity"]["runs"][0]["note"] == "too few steps for a trend"

@@ -24,7 +24,7 @@ import torch
 
 from . import data, models, report, reward, store
 from .config import Config, config_from_args
-from .measure import measure_group
+from .measure import layer_controls_memory_problem, measure_group
 from .sampling import derived_seed, prompt_ids, sample_group
 
 PACKAGES = ("torch", "transformers", "numpy", "math-verify", "datasets", "tqdm", "matplotlib", "gguf", "accelerate",
@@ -118,6 +118,10 @@ def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
     model, tok = loaded.model, loaded.tokenizer
     print(f"model {loaded.info.get('id')}: {loaded.info['parameters'] / 1e6:.1f}M parameters, {loaded.info['dtype']} "
           f"on {device}, loaded in {time.perf_counter() - t0:.1f} s", flush=True)
+    if cfg.controls and cfg.layer_controls and device.type == "cuda":
+        problem = layer_controls_memory_problem(loaded.info["parameters"], torch.cuda.mem_get_info(device)[0])
+        if problem:
+            raise RunError(problem)
     # 4. output directory: config.json on a fresh run; on resume drop a torn last line
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"

@@ -181,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-controls", dest="controls", action="store_false",
                    help="skip the control advantages (gaussian, centred gaussian, ones, raw rewards, partial credit)")
     g.add_argument("--no-layer-controls", dest="layer_controls", action="store_false",
-                   help="measure the controls only at the level of G (skip their per-layer weight-gradient spectra)")
+                   help="measure the controls only at the level of G (skip their per-layer weight-gradient "
+                        "spectra, which hold 6 float32 gradient sets at once: ~100 GB at 4B; a CUDA run that "
+                        "lacks the memory stops before measuring and says so)")
     g.add_argument("--relative-tolerance", type=float, default=d.relative_tolerance, help="of the tolerance rank")
     g.add_argument("--sparsity-thresholds", type=_float_list, default=d.sparsity_thresholds,
                    help="a coordinate counts as near-zero when |g_k| <= tau * max|g|")

@@ -42,6 +42,21 @@ METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_
 LAYER_STORED = ("effective_rank", "stable_rank", "energy_rank_90")  # per-layer arrays kept in results.jsonl
 
 
+HELD_GRADIENT_SETS = 6  # GRPO and the 5 controls' weighted gradients, held together by one engine call
+
+
+def layer_controls_memory_problem(parameters: int, free_bytes: int, budget: float = 0.8) -> str | None:
+    """Why the per-layer control spectra would not fit in ``free_bytes`` of device memory (None
+    when they fit): they hold HELD_GRADIENT_SETS float32 gradient sets at once."""
+    need = HELD_GRADIENT_SETS * parameters * 4
+    if need <= budget * free_bytes:
+        return None
+    return (f"the controls' per-layer spectra hold {HELD_GRADIENT_SETS} float32 gradient sets at once "
+            f"({need / 2**30:.0f} GiB for {parameters / 1e9:.2f}B parameters) but only {free_bytes / 2**30:.0f} GiB "
+            "of device memory is free: pass --no-layer-controls (the controls are then measured on the R x R "
+            "matrices only)")
+
+
 def centring(R: int) -> np.ndarray:
     return np.eye(R) - np.ones((R, R)) / R
 

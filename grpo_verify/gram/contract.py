@@ -210,10 +210,15 @@ def materialised_rows(factors: list[Factor], dtype: torch.dtype, chunk_elements:
         yield r0, r1, block
 
 
-def weighted_factor_sum(factors: list[Factor], weights: Tensor, dtype: torch.dtype) -> Tensor:
-    """sum_i w_i g_i (d0 x d1) from factors, e.g. the GRPO gradient sum_i A_i Delta_i^T X_i."""
+def weighted_factor_sum(factors: list[Factor], weights: Tensor, dtype: torch.dtype,
+                        out: Tensor | None = None) -> Tensor:
+    """sum_i w_i g_i (d0 x d1) from factors, e.g. the GRPO gradient sum_i A_i Delta_i^T X_i
+    (one GEMM per rollout and factor), written into ``out`` when given."""
     d0, d1 = factors[0].a_size, factors[0].b_size
-    out = torch.zeros(d0, d1, dtype=dtype, device=factors[0].b.device)
+    if out is None:
+        out = torch.zeros(d0, d1, dtype=dtype, device=factors[0].b.device)
+    else:
+        out.zero_()
     w = weights.to(dtype=dtype, device=out.device)
     for f in factors:
         for i in range(f.rollouts):

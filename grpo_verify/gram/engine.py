@@ -277,7 +277,7 @@ class _GramEngine:
                         cross = contract.ghost_cross(u, v, pdtype, self.chunk, adtype)
                         Kp += cross + cross.T
                 for w, out in zip(vectors, outputs):
-                    out.copy_(contract.weighted_factor_sum(factors, w, pdtype).reshape(acc.shape))
+                    contract.weighted_factor_sum(factors, w, pdtype, out=out.view(factors[0].a_size, -1))
             else:
                 self.strategies[name] = "materialise"
                 d1 = factors[0].b_size
@@ -345,8 +345,8 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
     parameter's shape; ``singular_values`` adds those of every 2-D one). ``weightings`` ({label:
     (R,) vector w}): the same for each w, in ``weighted_gradients[label]`` (and
     ``weighted_singular_values[label]``), from the same pass: a weighting costs one contraction of
-    the materialised per-rollout products, or one GEMM per factor in the ghost form ("auto"
-    counts it when choosing), not another backward. Every weighted gradient is held until the
+    the materialised per-rollout products, or one GEMM per rollout and factor in the ghost form
+    ("auto" counts it when choosing), not another backward. Every weighted gradient is held until the
     call returns: C x (number of parameters) values in the product dtype, on the model's device.
     ``product_dtype``: dtype of the per-rollout gradient products (materialised Delta_i^T X_i,
     ghost inner products) and of the GRPO gradients; None: the model's, float32 for half

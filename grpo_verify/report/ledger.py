@@ -196,7 +196,8 @@ def training_trend(values: Sequence[float | None]) -> dict:
 def _trend_text(name: str, t: dict, arrow: str) -> str:
     if t["first"] is None:
         return f"{name} not measured"
-    return f"{name} {t['first']:.4g} {arrow} {t['last']:.4g} ({t['change']:+.3g} +- {t['se']:.2g}, {t['trend']})"
+    return (f"{name} {t['first']:.4g} {arrow} {t['last']:.4g} (first/last {t['window']}; "
+            f"{t['change']:+.3g} +- {t['se']:.2g}, {t['trend']})")
 
 
 TRAINING_RUNS_NOTE = ("Real-model training runs are shown for information; the verdict uses the exact simulation "
@@ -204,10 +205,10 @@ TRAINING_RUNS_NOTE = ("Real-model training runs are shown for information; the v
 
 
 def _run_training_text(r: dict, arrow: str) -> str:
-    window = max(t["window"] for t in r["series"].values())
     return (f"Run {r['id']}: {r['steps']} GRPO training steps"
             + (f" ({r['note']})" if r["note"] else "")
-            + f"; mean of the first {window} and of the last {window} steps (change +- se, trend): "
+            + "; mean of the first and of the last quarter of the steps with a value (window, change +- se, "
+            "trend): "
             + "; ".join(_trend_text(name, t, arrow) for name, t in r["series"].items()) + ".")
 
 
