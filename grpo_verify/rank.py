@@ -39,13 +39,17 @@ def _round_off_bound(count: int, largest: float) -> float:
     return 16.0 * max(count, 1) * _FLOAT64_EPS * largest
 
 
+def _require_finite(array: np.ndarray, what: str) -> None:
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{what} must be finite, got NaN or inf")
+
+
 def _as_singular_values(singular_values: ArrayLike) -> np.ndarray:
     """Validate a 1-D array of singular values; round-off negatives become 0."""
     sigma = np.asarray(singular_values, dtype=np.float64)
     if sigma.ndim != 1:
         raise ValueError(f"singular values must be a 1-D array, got shape {sigma.shape}")
-    if not np.all(np.isfinite(sigma)):
-        raise ValueError("singular values must be finite, got NaN or inf")
+    _require_finite(sigma, "singular values")
     if sigma.size == 0:
         return sigma
     tolerance = _round_off_bound(sigma.size, float(np.max(np.abs(sigma))))
@@ -129,8 +133,7 @@ def singular_values(matrix: ArrayLike) -> np.ndarray:
     array = np.asarray(matrix, dtype=np.float64)
     if array.ndim != 2:
         raise ValueError(f"matrix must be 2-D, got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("matrix must be finite, got NaN or inf")
+    _require_finite(array, "matrix")
     if array.size == 0:
         return np.zeros(0)
     return np.linalg.svd(array, compute_uv=False)
@@ -147,8 +150,7 @@ def singular_values_from_gram(gram: ArrayLike) -> np.ndarray:
     matrix = np.asarray(gram, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"Gram matrix must be square, got shape {matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError("Gram matrix must be finite, got NaN or inf")
+    _require_finite(matrix, "Gram matrix")
     if matrix.size == 0:
         return np.zeros(0)
     scale = float(np.max(np.abs(matrix)))

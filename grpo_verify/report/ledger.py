@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -180,17 +181,10 @@ def training_trend(values: Sequence[float | None]) -> dict:
         return {"first": None, "last": None, "window": 0, "change": None, "se": None, "trend": "flat"}
     k = max(1, len(v) // 4)
     first, last = v[:k], v[-k:]
-
-    def mean(xs):
-        return sum(xs) / len(xs)
-
-    def var(xs):
-        return sum((x - mean(xs)) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
-
-    change = mean(last) - mean(first)
-    se = (var(first) / k + var(last) / k) ** 0.5
-    return {"first": mean(first), "last": mean(last), "window": k, "change": change, "se": se,
-            "trend": rules.trend(change, se) if k > 1 else "flat"}
+    start, end = statistics.fmean(first), statistics.fmean(last)
+    se = ((statistics.variance(first) + statistics.variance(last)) / k) ** 0.5 if k > 1 else 0.0
+    return {"first": start, "last": end, "window": k, "change": end - start, "se": se,
+            "trend": rules.trend(end - start, se) if k > 1 else "flat"}
 
 
 def _trend_text(name: str, t: dict, arrow: str) -> str:
