@@ -365,6 +365,23 @@ def test_float32_model_each_precision_is_close_to_the_float64_truth():
             assert rel(result.K, truth) < 10 * floor, (strategy, product, accumulate)
 
 
+def test_float32_model_k_is_summed_in_float64_by_default():
+    """A 4M-parameter float32 model, every weight materialised: K's dot products are 10^5-10^6
+    terms long. The default sums them in float64 (agreeing with float64 products to ~1e-8); summed
+    in float32 ("model" precision) they drift by ~1e-4 - what a float32 accumulator would cost."""
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=8000, hidden_size=256, intermediate_size=1024, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                      tie_word_embeddings=True)
+    model = LlamaForCausalLM(cfg).eval()
+    ids = torch.randint(1, 8000, (4, 48), generator=torch.Generator().manual_seed(1))
+    reference = rollout_gram(model, ids, None, 24, "mean", strategy="materialise", product_dtype=torch.float64).K
+    default = rollout_gram(model, ids, None, 24, "mean", strategy="materialise").K
+    float32_sums = rollout_gram(model, ids, None, 24, "mean", strategy="materialise", accumulate_dtype=None).K
+    assert rel(default, reference) < 1e-7
+    assert rel(float32_sums, reference) > 1e-6
+
+
 def test_row_gram_sums_float32_products_in_blocks_with_float64_accuracy():
     """One float32 GEMM of a few long rows accumulates almost sequentially (error grows with the
     length); row_gram's blocked sums stay near float64. The plain GEMM is the planted bug."""
