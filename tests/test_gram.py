@@ -365,10 +365,49 @@ def test_float32_model_each_precision_is_close_to_the_float64_truth():
             assert rel(result.K, truth) < 10 * floor, (strategy, product, accumulate)
 
 
-def test_float32_model_k_is_summed_in_float64_by_default():
+def float32_running_gram(rows: torch.Tensor, width: int = contract.GRAM_BLOCK) -> torch.Tensor:
+    """rows rows^T for float32 rows, every product and partial sum in float32, in one fixed order
+    written out with elementwise operations (no GEMM, no reduction kernel): block sums over
+    ``width`` columns added column by column, then a running float32 sum of the block sums. The
+    float32 accumulator a buggy engine would use, with the same rounding on every machine."""
+    assert rows.dtype == torch.float32
+    count, n = rows.shape
+    blocks = -(-n // width)
+    padded = torch.zeros(count, blocks * width, dtype=torch.float32)
+    padded[:, :n] = rows
+    columns = padded.view(count, blocks, width)
+    block_sums = torch.zeros(count, count, blocks, dtype=torch.float32)
+    for k in range(width):
+        column = columns[:, :, k]
+        block_sums += column[:, None, :] * column[None, :, :]
+    total = torch.zeros(count, count, dtype=torch.float32)
+    for b in range(blocks):
+        total += block_sums[:, :, b]
+    return total
+
+
+def float32_blocks_float64_sum(rows: torch.Tensor, width: int = contract.GRAM_BLOCK) -> torch.Tensor:
+    """row_gram's scheme with the least favourable order a GEMM could take inside a block: each
+    block sum accumulated sequentially in float32 (written out, elementwise), the block sums added
+    in float64. Shows that the bound below does not rely on the BLAS's order inside a block."""
+    count, n = rows.shape
+    whole = n - n % width
+    columns = rows[:, :whole].reshape(count, -1, width)
+    block_sums = torch.zeros(count, count, columns.shape[1], dtype=torch.float32)
+    for k in range(width):
+        column = columns[:, :, k]
+        block_sums += column[:, None, :] * column[None, :, :]
+    tail = rows[:, whole:].double()
+    return block_sums.double().sum(dim=2) + tail @ tail.T
+
+
+def test_float32_model_k_is_summed_in_float64_by_default(monkeypatch):
     """A 4M-parameter float32 model, every weight materialised: K's dot products are 10^5-10^6
-    terms long. The default sums them in float64 (agreeing with float64 products to ~1e-8); summed
-    in float32 ("model" precision) they drift by ~1e-4 - what a float32 accumulator would cost."""
+    terms long. By default the engine asks row_gram for float64 sums and agrees with float64
+    products to 1e-7; with accumulate_dtype=None it asks for float32 sums. The float32 accumulator
+    is the written-out float32_running_gram (not the BLAS, whose accuracy depends on the library,
+    CPU and thread count), so the contrast is the same on every machine: a float32 accumulator
+    drifts past 1e-6, and an engine that dropped the float64 accumulator by default would too."""
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=8000, hidden_size=256, intermediate_size=1024, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
@@ -376,25 +415,59 @@ def test_float32_model_k_is_summed_in_float64_by_default():
     model = LlamaForCausalLM(cfg).eval()
     ids = torch.randint(1, 8000, (4, 48), generator=torch.Generator().manual_seed(1))
     reference = rollout_gram(model, ids, None, 24, "mean", strategy="materialise", product_dtype=torch.float64).K
+    honest = contract.row_gram
+    asked = []
+
+    def row_gram(rows, accumulate):
+        asked.append((rows.dtype, accumulate))
+        if rows.dtype == torch.float32 and accumulate == torch.float32:
+            return float32_running_gram(rows)
+        return honest(rows, accumulate)
+
+    monkeypatch.setattr(contract, "row_gram", row_gram)
     default = rollout_gram(model, ids, None, 24, "mean", strategy="materialise").K
+    assert asked and set(asked) == {(torch.float32, torch.float64)}
+    asked.clear()
     float32_sums = rollout_gram(model, ids, None, 24, "mean", strategy="materialise", accumulate_dtype=None).K
+    assert asked and set(asked) == {(torch.float32, torch.float32)}
     assert rel(default, reference) < 1e-7
     assert rel(float32_sums, reference) > 1e-6
 
 
+def test_row_gram_adds_exact_block_sums_in_float64_exactly():
+    """Integer rows in [-64, 64]: every product and every partial sum inside a 128-column block is
+    an integer below 2^24, so the float32 block sums are exact in any summation order (any BLAS,
+    thread count or vector width); added in float64 (integers below 2^53) the result is exact, and
+    row_gram must return K exactly. The diagonal of K (about 1.4e9, where float32 numbers are 128
+apart; checked for these rows) is not a float32 number,
+    so anything that rounds the total to float32 - block sums added in float32, a float32 GEMM -
+    cannot: the written-out float32 accumulator of the same block sums misses it."""
+    g = torch.Generator().manual_seed(0)
+    n = (1 << 20) + 77  # not a multiple of the block: the tail is added in float64
+    rows = torch.randint(-64, 65, (4, n), generator=g).to(torch.float32)
+    truth = rows.double() @ rows.double().T  # exact: integers below 2^53
+    assert torch.all(truth.diagonal().float().double() != truth.diagonal())  # no float32 number equals it
+    blocked = contract.row_gram(rows, torch.float64)
+    assert blocked.dtype == torch.float64
+    assert torch.equal(blocked, truth)
+    assert not torch.equal(float32_running_gram(rows).double(), truth)
+
+
 def test_row_gram_sums_float32_products_in_blocks_with_float64_accuracy():
-    """One float32 GEMM of a few long rows accumulates almost sequentially (error grows with the
-    length); row_gram's blocked sums stay near float64. The plain GEMM is the planted bug."""
+    """Heavy-tailed float32 rows of length 2^20: the products inside a block are rounded in float32
+    whatever the order (a sequential order, the worst a GEMM takes, costs 3e-8 here), but across
+    the 8192 blocks row_gram adds in float64, so it stays below 1e-7. A float32 accumulator over
+    the blocks (written out, the same on every machine) drifts past 5e-7."""
     g = torch.Generator().manual_seed(0)
     n = (1 << 20) + 77  # not a multiple of the block
     rows = torch.randn(4, n, generator=g, dtype=torch.float64) * torch.rand(1, n, generator=g, dtype=torch.float64) ** 3
     rows = rows.to(torch.float32)
     truth = rows.double() @ rows.double().T
     blocked = contract.row_gram(rows, torch.float64)
-    plain = (rows @ rows.T).double()
     assert blocked.dtype == torch.float64
-    assert rel(blocked, truth) < 5e-8
-    assert rel(plain, truth) > 1e-6  # what the blocking is for
+    assert rel(blocked, truth) < 1e-7
+    assert rel(float32_blocks_float64_sum(rows), truth) < 1e-7  # the bound holds for any order inside a block
+    assert rel(float32_running_gram(rows).double(), truth) > 5e-7  # what the float64 sum over blocks is for
     assert rel(contract.row_gram(rows.double(), torch.float64), truth) < 1e-13
     short = rows[:, :100]  # shorter than a block: one float64 product
     assert rel(contract.row_gram(short, torch.float64), short.double() @ short.double().T) < 1e-13
