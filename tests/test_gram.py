@@ -473,6 +473,46 @@ def test_row_gram_sums_float32_products_in_blocks_with_float64_accuracy():
     assert rel(contract.row_gram(short, torch.float64), short.double() @ short.double().T) < 1e-13
 
 
+def _factor(kind: str, g: torch.Generator, rollouts: int, tokens: int, d0: int, d1: int) -> contract.Factor:
+    """A random use: a dense (R, T, d0) or an index (R, T) into d0 rows, with repeated indices."""
+    a = (torch.randn(rollouts, tokens, d0, generator=g, dtype=torch.float64) if kind == "dense"
+         else torch.randint(0, d0, (rollouts, tokens), generator=g))
+    return contract.Factor(a=a, b=torch.randn(rollouts, tokens, d1, generator=g, dtype=torch.float64), a_size=d0)
+
+
+def _materialised(f: contract.Factor) -> torch.Tensor:
+    """g_i = sum_t a_it (x) b_it as (R, d0 * d1), the index form through an explicit one-hot."""
+    a = torch.nn.functional.one_hot(f.a, f.a_size).to(f.b.dtype) if f.index else f.a
+    return torch.einsum("rtd,rte->rde", a, f.b).reshape(f.rollouts, -1)
+
+
+def _size(f: contract.Factor) -> int:
+    return (0 if f.index else f.a.numel()) + f.b.numel()
+
+
+@pytest.mark.parametrize("u_kind, v_kind", [("index", "dense"), ("dense", "index"), ("index", "index"),
+                                            ("dense", "dense")])
+@pytest.mark.parametrize("budget", ["all", "between", "none"])
+def test_ghost_cross_equals_materialised_inner_products(u_kind, v_kind, budget):
+    """<g_i^u, g_j^v> by the ghost identity against the per-rollout gradients written out, for each
+    pairing of index (an Embedding's ids) and dense (a Linear's output gradient) factors, in either
+    order, and for each chunk path: both factors cast at once, only the smaller one, neither (a
+    rollout of v at a time). Through the engine an index factor is only ever met after a dense one
+    (the tied LM head is reached first in the backward pass), so this is where the other order is
+    tested."""
+    g = torch.Generator().manual_seed(11)
+    rollouts, d0, d1 = 3, 6, 4
+    u = _factor(u_kind, g, rollouts, 5, d0, d1)
+    v = _factor(v_kind, g, rollouts, 3, d0, d1)
+    small, large = sorted((_size(u), _size(v)))
+    chunk = {"all": 1 << 24, "between": (small + large) // 2, "none": 1}[budget]
+    expected = _materialised(u) @ _materialised(v).T
+    assert rel(contract.ghost_cross(u, v, torch.float64, chunk), expected) < 1e-13
+    assert rel(contract.ghost_cross(v, u, torch.float64, chunk), expected.T) < 1e-13
+    self_term = _materialised(u) @ _materialised(u).T
+    assert rel(contract.ghost_cross(u, u, torch.float64, chunk), self_term) < 1e-13
+
+
 def test_half_precision_products_default_to_float32():
     assert contract.product_dtype_of(torch.bfloat16) == torch.float32
     assert contract.product_dtype_of(torch.float16) == torch.float32
