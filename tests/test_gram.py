@@ -266,6 +266,66 @@ def test_completion_weights_exclude_pads_and_the_first_left_padded_token():
         completion_weights(mask, [0, 6], "mean")
 
 
+class TinyLayerNormLM(nn.Module):
+    """A causal LM with nn.LayerNorm modules that the LayerNorm rule must handle: token embedding,
+    LayerNorm, a causal prefix mean (the context; pads are masked out, so the padded batch and the
+    unpadded row see the same context), a Linear, a LayerNorm over two trailing dimensions, an
+    affine-free LayerNorm and an LM head. ``bias=False`` drops the LayerNorms' biases."""
+
+    def __init__(self, bias: bool = True, seed: int = 0, width: int = 8):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.embed = nn.Embedding(VOCAB, width)
+        self.norm_in = nn.LayerNorm(width, bias=bias)
+        self.mix = nn.Linear(2 * width, width)
+        self.norm_2d = nn.LayerNorm((2, width // 2), bias=bias)
+        self.norm_plain = nn.LayerNorm(width, elementwise_affine=False)
+        self.head = nn.Linear(width, VOCAB, bias=False)
+        self.double()
+        with torch.no_grad():  # generic affine parameters (the defaults are ones and zeros)
+            for module in (self.norm_in, self.norm_2d):
+                module.weight.add_(0.5 * torch.randn_like(module.weight))
+                if module.bias is not None:
+                    module.bias.add_(0.5 * torch.randn_like(module.bias))
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=None):
+        h = self.norm_in(self.embed(input_ids))
+        mask = torch.ones_like(input_ids) if attention_mask is None else attention_mask
+        m = mask.to(h.dtype)[..., None]
+        context = (h * m).cumsum(dim=1) / m.cumsum(dim=1).clamp(min=1)
+        h = torch.tanh(self.mix(torch.cat([h, context], dim=-1)))
+        h = self.norm_2d(h.view(*h.shape[:-1], 2, -1)).reshape(h.shape)
+        h = self.norm_plain(h)
+        return type("Output", (), {"logits": self.head(h)})()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_layer_norm_rule_equals_naive_loop(bias, side):
+    """The nn.LayerNorm rule (weight: sum over positions of delta * xhat; bias: sum of delta) against
+    the naive per-rollout loop, parameter by parameter, and the GRPO gradients against autograd."""
+    model = TinyLayerNormLM(bias=bias)
+    ids, mask, start = batch(side)
+    naive = naive_gram(model, ids, mask, start, "mean")
+    adv = torch.tensor([1.0, -2.0, 0.5, -0.25], dtype=torch.float64)
+    for strategy in ("ghost", "materialise"):
+        result = rollout_gram(model, ids, mask, start, "mean", strategy=strategy, advantages=adv)
+        norms = [n for n in result.rules if n.startswith("norm_")]
+        assert sorted(norms) == sorted(["norm_in.weight", "norm_2d.weight"]
+                                       + (["norm_in.bias", "norm_2d.bias"] if bias else []))
+        assert all(result.rules[n] == "layer_norm_rule" for n in norms)
+        for name in norms:
+            assert float(naive.per_parameter[name].abs().max()) > 0, name
+            assert rel(result.per_parameter[name], naive.per_parameter[name]) < TOL, (strategy, name)
+        assert rel(result.K, naive.K) < TOL
+        weights = completion_weights(mask, start, "mean")
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        surrogate = (adv * rollout_objectives(logits, ids, weights)).sum()
+        grads = torch.autograd.grad(surrogate, list(model.parameters()))
+        for (name, _), g in zip(model.named_parameters(), grads):
+            assert rel(result.grpo_gradients[name], g) < TOL, name
+
+
 # -- planted bugs must be detected ---------------------------------------------------------------
 
 def test_dropping_the_tied_cross_term_is_detected(monkeypatch):
