@@ -326,6 +326,27 @@ def test_layer_norm_rule_equals_naive_loop(bias, side):
             assert rel(result.grpo_gradients[name], g) < TOL, name
 
 
+@pytest.mark.parametrize("side, divisor", [("right", 11 - 2), ("left", 11 - 4)])
+def test_constant_aggregation_defaults_to_the_padded_completion_length(side, divisor):
+    """aggregation="constant" without a constant divides by L - min_i completion_start[i], the
+    longest completion the padded batch can hold. The expected divisor is written out from the
+    batch (L = 11; starts 4, 3, 2, 5 with right padding; 4, 6, 7, 7 with left padding), and K is
+    compared with the "sum" K divided by divisor^2, so neither side goes through default_constant
+    (float64 norms: LlamaRMSNorm's float32 round trip would not scale exactly by 1/divisor)."""
+    model = with_float64_norms(tiny_llama(True))
+    ids, mask, start = batch(side)
+    assert start.tolist() == ([4, 3, 2, 5] if side == "right" else [4, 6, 7, 7])
+    assert gram_loss.default_constant(ids, start) == float(divisor)
+    summed = naive_gram(model, ids, mask, start, "sum")
+    result = rollout_gram(model, ids, mask, start, "constant")
+    assert rel(result.K, summed.K / divisor**2) < TOL
+    assert rel(result.objectives, summed.objectives / divisor) < TOL
+    assert rel(naive_gram(model, ids, mask, start, "constant").K, summed.K / divisor**2) < TOL
+    assert rel(result.K, naive_gram(model, ids, mask, start, "constant", constant=float(divisor)).K) < TOL
+    weights = completion_weights(mask, start, "constant", constant=float(divisor))
+    assert torch.equal(weights * divisor, completion_weights(mask, start, "sum"))
+
+
 # -- planted bugs must be detected ---------------------------------------------------------------
 
 def test_dropping_the_tied_cross_term_is_detected(monkeypatch):
