@@ -97,6 +97,34 @@ def test_gram_route_equals_svd_route(matrix, left_gram):
     assert_same_metrics(from_svd, from_gram, rtol=1e-6)
 
 
+GRAM_SCALES = (1e-16, 1e-8, 1.0, 1e8)
+
+
+def check_gram_route_is_scale_invariant():
+    """Rank-3 matrices A = U diag(2, 1, 0.5, 0) V^T (5 x 4, random orthogonal U, V): the Gram matrix
+    c A A^T has two eigenvalues that are 0 up to round-off (about c * 1e-16, of either sign). For
+    every scale c from 1e-16 to 1e8 the Gram route must zero them and give A's own metrics (from
+    the SVD, unscaled): the round-off floor is relative to the largest eigenvalue. An absolute floor
+    zeroes the whole spectrum of a tiny Gram matrix, and at 1e8 keeps the round-off eigenvalues
+    (a spurious rank, or a 'not positive semi-definite' error)."""
+    for seed in range(3):
+        u, v = orthogonal(5, seed), orthogonal(4, seed + 100)
+        matrix = u[:, :4] @ np.diag([2.0, 1.0, 0.5, 0.0]) @ v.T
+        expected = rank.rank_metrics_of_matrix(matrix)
+        assert expected.tolerance_rank == 3 and expected.effective_rank > 2
+        for scale in GRAM_SCALES:
+            gram = scale * (matrix @ matrix.T)
+            assert_same_metrics(rank.rank_metrics_from_gram(gram), expected, rtol=1e-9)
+            sigma = rank.singular_values_from_gram(gram)
+            np.testing.assert_array_equal(sigma[3:], [0.0, 0.0])
+            np.testing.assert_allclose(sigma[:3], np.sqrt(scale) * np.array([2.0, 1.0, 0.5]), rtol=1e-12)
+            assert_same_metrics(rank.rank_metrics_of_matrix(np.sqrt(scale) * matrix), expected, rtol=1e-9)
+
+
+def test_gram_route_is_scale_invariant():
+    check_gram_route_is_scale_invariant()
+
+
 # --- special spectra -----------------------------------------------------------------------
 
 
@@ -297,6 +325,17 @@ def gram_eigenvalues_without_sqrt(gram):
     return _real_singular_values_from_gram(gram) ** 2
 
 
+def gram_floor_not_relative(gram):
+    """singular_values_from_gram with its round-off floor 16 n eps, not 16 n eps max|lambda|."""
+    matrix = np.asarray(gram, dtype=np.float64)
+    eigenvalues = np.linalg.eigvalsh((matrix + matrix.T) / 2)[::-1]
+    tolerance = 16.0 * eigenvalues.size * np.finfo(np.float64).eps
+    if np.any(eigenvalues < -tolerance):
+        raise ValueError("Gram matrix must be positive semi-definite")
+    eigenvalues[np.abs(eigenvalues) <= tolerance] = 0.0
+    return np.sqrt(eigenvalues)
+
+
 def energy_rank_off_by_one(sigma, threshold=0.99):
     sigma = np.sort(np.asarray(sigma, dtype=np.float64))[::-1]
     if not sigma.any():
@@ -322,6 +361,8 @@ PLANTED_BUGS = [
                  id="right-orthogonal"),
     pytest.param(test_gram_route_equals_svd_route, "singular_values_from_gram", gram_eigenvalues_without_sqrt,
                  id="gram-route"),
+    pytest.param(check_gram_route_is_scale_invariant, "singular_values_from_gram", gram_floor_not_relative,
+                 id="gram-scale"),
     pytest.param(test_k_equal_singular_values, "stable_rank", stable_rank_sigma_max_not_squared, id="k-equal"),
     pytest.param(test_zero_spectrum_gives_zero_and_single_nonzero_gives_one, "effective_rank",
                  erank_without_zero_case, id="zero-spectrum"),
