@@ -110,6 +110,37 @@ def test_shared_table_rows_are_reused_across_positions():
     assert_close(row_one, expected)
 
 
+def test_shared_table_conditions_on_the_previous_token():
+    """shared=True: pi(o_t | o_<t) = p[o_{t-1}] (p[start] for t = 1), with the rows given as
+    probabilities (logits log p, so softmax gives p back). Sequences of length 4 whose previous
+    token differs from their first: each probability and score is written out by hand."""
+    p = {"start": [0.5, 0.3, 0.2], 0: [0.1, 0.6, 0.3], 1: [0.25, 0.25, 0.5], 2: [0.7, 0.2, 0.1]}
+    rows = [p[0], p[1], p[2], p["start"]]  # table rows 0..V-1 are the previous tokens, row V the start
+    policy = TabularAutoregressive(3, 4, shared=True, logits=torch.tensor(rows, dtype=torch.float64).log())
+    outcomes = policy.enumerate()
+    by_sequence = dict(zip(outcomes.as_tuples(), outcomes.probs.tolist()))
+    # (0, 2, 1, 1): start -> 0, then after 0 -> 2, after 2 -> 1, after 1 -> 1
+    assert math.isclose(by_sequence[(0, 2, 1, 1)], 0.5 * 0.3 * 0.2 * 0.25, rel_tol=1e-12)
+    # (1, 0, 2, 0): start -> 1, after 1 -> 0, after 0 -> 2, after 2 -> 0
+    assert math.isclose(by_sequence[(1, 0, 2, 0)], 0.3 * 0.25 * 0.3 * 0.7, rel_tol=1e-12)
+    # (2, 2, 0, 1): start -> 2, after 2 -> 2, after 2 -> 0, after 0 -> 1
+    assert math.isclose(by_sequence[(2, 2, 0, 1)], 0.2 * 0.1 * 0.7 * 0.6, rel_tol=1e-12)
+    for sequence, prob in by_sequence.items():  # every outcome, by the rule itself
+        previous = ["start", *sequence[:-1]]
+        assert math.isclose(prob, math.prod(p[c][o] for c, o in zip(previous, sequence)), rel_tol=1e-12)
+    # the score of (0, 2, 1, 1): each position adds e_{o_t} - p[o_{t-1}] to the row o_{t-1}
+    e = torch.eye(3, dtype=torch.float64)
+    expected = torch.zeros(4, 3, dtype=torch.float64)
+    expected[3] = e[0] - torch.tensor(p["start"], dtype=torch.float64)
+    expected[0] = e[2] - torch.tensor(p[0], dtype=torch.float64)
+    expected[2] = e[1] - torch.tensor(p[2], dtype=torch.float64)
+    expected[1] = e[1] - torch.tensor(p[1], dtype=torch.float64)
+    index = outcomes.as_tuples().index((0, 2, 1, 1))
+    assert_close(outcomes.scores[index].reshape(4, 3), expected)
+    logits = policy.next_token_logits(torch.tensor([[1, 0, 2]]))  # after (1, 0, 2): the row of 2
+    assert_close(torch.softmax(logits, -1)[0], torch.tensor(p[2], dtype=torch.float64))
+
+
 def test_unshared_table_has_one_row_per_prefix():
     policy = TabularAutoregressive(3, 3)
     assert policy.table.shape == (1 + 3 + 9, 3)
