@@ -16,12 +16,12 @@ _NUMBER = re.compile(r"-?\d[\d,]*\.?\d*|-?\.\d+")
 
 
 def extract_answer(completion: str, strict: bool = False) -> str | None:
-    """The final-answer text of a completion: the last "answer is N" or \\boxed{...}; else (not
-    strict) the last number; None if there is none."""
-    for pattern in (_BOXED, _SENTENCE):
-        found = pattern.findall(completion)
-        if found:
-            return found[-1].strip()
+    """The final-answer text of a completion: the last statement "answer is N" or \\boxed{...},
+    whichever form comes later in the text (a model that corrects itself states its final answer
+    last); else (not strict) the last number; None if there is none."""
+    stated = [m for pattern in (_BOXED, _SENTENCE) for m in pattern.finditer(completion)]
+    if stated:
+        return max(stated, key=lambda m: m.start()).group(1).strip()
     if strict:
         return None
     numbers = _NUMBER.findall(completion)
