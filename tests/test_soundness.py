@@ -1,0 +1,841 @@
+"""Soundness regression suite for the proof kernel.
+
+``pytest`` is the users' proof check, so a kernel that reports a false statement as proved is worse
+than no kernel at all. Every case in ``FALSE_CASES`` states something false: the comment next to it
+gives a witness (values of the symbols at which the claim fails, or at which one of its sides is
+undefined). Each must come back refuted or unproved, or be refused with a ``ValueError`` (the
+kernel's own error class subclasses it); proved and proved-for-a-range both fail the case. Any other
+exception fails the case too: a malformed or undecidable statement must give a status, not a crash.
+
+``TRUE_CASES`` are true statements that a sound kernel must still prove (exactly ``PROVED`` for a
+symbolic statement, exactly ``PROVED_FOR_RANGE`` for a check over concrete values), so that the kernel
+is not made sound by proving nothing.
+
+Conventions used for "false": a statement about real symbols is read over the reals, with every
+function taken with its real domain; a statement one of whose sides is undefined at an admissible
+point (a division by zero, the logarithm of a non-positive number, a derivative at a kink, a
+divergent sum) does not hold there; sums and products are read with the textbook convention that a
+range whose upper limit lies below its lower limit is empty (sum 0, product 1); a ``Float`` literal
+denotes the exact binary number it stores and arithmetic on it is exact (SymPy rounds sums and products
+of floats when it builds them, which the kernel cannot undo: it must refuse floats rather than prove
+the rounded statement). Contradictory hypotheses prove nothing (the kernel refuses them), and a check
+over a range of values none of which is admissible proves nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+import pytest
+import sympy as sp
+
+from grpo_verify.proof import Assumption, ForEach, Result, Status, Step, as_written
+
+Build = Callable[[], Result]
+
+try:  # the exact-rank primitive: the kernel's own once it has one, else the derivation's
+    from grpo_verify.proof import MatrixRank  # type: ignore[attr-defined]
+except ImportError:
+    try:
+        from grpo_verify.derivations.d7_rank_structure import MatrixRank
+    except Exception:  # noqa: BLE001 - any failure to import only skips the rank group
+        MatrixRank = None
+
+needs_rank = pytest.mark.skipif(MatrixRank is None, reason="no exact-rank primitive (MatrixRank) to test")
+
+
+# == helpers =======================================================================================
+
+_serial = itertools.count()
+
+
+def claim(lhs, rhs, relation: str = "=", *assumptions: Assumption, name: str = "claim",
+          doc: str = "A statement under test.", **kwargs) -> Result:
+    name = f"{name}_{next(_serial)}"  # distinct names, in case a kernel keeps a registry of results
+    return Result(name=name, doc=doc, lhs=sp.sympify(lhs), rhs=sp.sympify(rhs), relation=relation,
+                  assumptions=tuple(assumptions), **kwargs)
+
+
+def lemma(lhs, rhs, *assumptions: Assumption, name: str = "lemma", **kwargs) -> Result:
+    return claim(lhs, rhs, "=", *assumptions, name=name, doc="A lemma cited by the statement under test.",
+                 **kwargs)
+
+
+def on(symbol: sp.Symbol, lo, hi, *, left_open: bool = False, right_open: bool = False) -> Assumption:
+    return Assumption(f"{symbol} in the interval", domain=(symbol, sp.Interval(lo, hi, left_open, right_open)))
+
+
+def cond(condition: sp.Basic) -> Assumption:
+    return Assumption(f"{condition}", condition=condition)
+
+
+def pos(e: sp.Basic) -> Assumption:
+    return Assumption(f"{e} > 0", positive=e)
+
+
+def _checked(build: Build):
+    """(report, None) or (None, the ValueError the kernel refused with); any other exception fails."""
+    try:
+        result = build()
+        report = result.check()
+    except ValueError as exc:
+        return None, exc
+    except Exception as exc:  # noqa: BLE001 - the point is to turn every crash into a clear failure
+        pytest.fail(f"the kernel crashed with {type(exc).__name__}: {exc}; a statement must come back with a "
+                    f"status (or be refused with a ValueError), never raise anything else", pytrace=False)
+    return report, None
+
+
+def assert_not_proved(build: Build) -> None:
+    """A false statement: refused, refuted or unproved; never proved, not even for a range."""
+    report, _refused = _checked(build)
+    if report is None:
+        return  # refused: cannot be proved
+    assert not report.status.passed, "a FALSE statement was reported as passed:\n" + report.summary()
+
+
+def assert_not_symbolically_proved(build: Build) -> None:
+    """A statement whose proof rests on a range check: at most proved for a range, never PROVED."""
+    report, _refused = _checked(build)
+    if report is None:
+        return
+    assert report.status is not Status.PROVED, (
+        "a statement resting on a range-checked lemma was reported as proved symbolically:\n" + report.summary())
+    if report.status.passed:  # proved for a range: the report must not call that scope symbolic
+        assert getattr(report, "scope", None) != "symbolic", report.summary()
+
+
+def assert_proved(build: Build, expected: Status = Status.PROVED) -> None:
+    """A true statement the kernel must prove, with exactly the expected status."""
+    try:
+        result = build()
+        report = result.check()
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"a true statement was refused or crashed the kernel: {type(exc).__name__}: {exc}",
+                    pytrace=False)
+    assert report.status is expected, f"expected {expected.value}:\n" + report.summary()
+
+
+# == symbols =======================================================================================
+
+x, y, a, b, c, d, p = sp.symbols("x y a b c d p", real=True)
+xp, yp = sp.symbols("x y", positive=True)  # same names as x, y: only the hidden assumption differs
+n, m = sp.symbols("n m", integer=True)  # integers of either sign
+nn = sp.Symbol("n", integer=True, nonnegative=True)
+j, i = sp.symbols("j i", integer=True)
+k, R = sp.symbols("k R", integer=True, positive=True)
+z = sp.Symbol("z")  # a plain (complex) SymPy symbol
+f = sp.Function("f", real=True)
+r = sp.IndexedBase("r", real=True)
+
+HALF = sp.Rational(1, 2)
+ALGEBRAIC_ZERO = sp.sqrt(3 + 2 * sp.sqrt(2)) - 1 - sp.sqrt(2)  # = 0: sqrt(3 + 2 sqrt 2) = 1 + sqrt 2
+PI_50 = sp.Rational(314159265358979323846264338327950288419716939937510, 10**50)  # pi - PI_50 ~ 5.8e-51
+
+
+def one_over_zero() -> sp.Basic:
+    return as_written(lambda: sp.Integer(1) / sp.Integer(0))
+
+
+def unevaluated_quotient(num: sp.Basic, den: sp.Basic) -> sp.Basic:
+    return sp.Mul(num, sp.Pow(den, -1, evaluate=False), evaluate=False)
+
+
+# == builders that need more than one expression ===================================================
+
+def _cite(statement_lhs, statement_rhs, via, *assumptions, relation="=", why="the lemma") -> Result:
+    """``statement_lhs = via = statement_rhs`` where the first link cites the given facts."""
+    facts, middle = via
+    return claim(statement_lhs, statement_rhs, relation, *assumptions,
+                 steps=(Step(middle, "cited lemma", why, using=tuple(facts)),))
+
+
+def cite_positive_atom_lemma_for_real_y() -> Result:
+    # the lemma |y| = y is proved under "y > 0"; cited for a real y
+    absolute = lemma(sp.Abs(y), y, pos(y))
+    return _cite(sp.sqrt(y**2), y, ([absolute], y))
+
+
+def cite_positive_symbol_lemma_for_real_y() -> Result:
+    # the lemma is about the positive symbol y (hidden assumption); cited for the real symbol y
+    expansion = lemma(sp.log(yp**2), 2 * sp.log(yp))
+    return _cite(sp.log(y**2), 2 * sp.log(y), ([expansion], 2 * sp.log(y)))
+
+
+def cite_condition_lemma_for_real_x() -> Result:
+    absolute = lemma(sp.Abs(x), x, cond(x > 0))
+    return _cite(sp.sqrt(x**2), x, ([absolute], x))
+
+
+def cite_domain_lemma_for_real_p() -> Result:
+    absolute = lemma(sp.Abs(p), p, on(p, 0, 1))
+    return _cite(sp.Abs(p) + 1, p + 1, ([absolute], p + 1))
+
+
+def cite_condition_lemma_for_unordered_integers() -> Result:
+    smaller = lemma(sp.Min(k, R), k, cond(k < R))
+    return _cite(sp.Min(k, R) + 1, k + 1, ([smaller], k + 1))
+
+
+def cite_lemma_proved_by_rewrite_pair() -> Result:
+    axiom = lemma(x + 1, sp.Integer(1), steps=(Step(sp.Integer(1), "x is 0", using=((x, 0),)),))
+    return _cite(x + 1 + y, 1 + y, ([axiom], 1 + y))
+
+
+def cite_refuted_lemma() -> Result:
+    wrong = lemma(x, sp.Integer(0))
+    return _cite(x + 1, sp.Integer(1), ([wrong], sp.Integer(1)))
+
+
+def cite_unproved_false_lemma() -> Result:
+    wrong = lemma(sp.pi, PI_50)  # false: pi is irrational; the difference is below any 30-digit tolerance
+    return _cite(sp.pi * x, PI_50 * x, ([wrong], PI_50 * x))
+
+
+def cite_range_lemma_in_symbolic_step() -> Result:
+    vanishes = lemma((R - 2) * (R - 3) * (R - 4), sp.Integer(0), for_each=ForEach.range(R, 2, 4))
+    return _cite((R - 2) * (R - 3) * (R - 4) + R, R, ([vanishes], R), cond(R >= 2))
+
+
+def cite_step_range_lemma_in_symbolic_step() -> Result:
+    vanishes = lemma((R - 2) * (R - 3), sp.Integer(0),
+                     steps=(Step(sp.Integer(0), "evaluate", for_each=ForEach.range(R, 2, 3)),))
+    return _cite((R - 2) * (R - 3) + R, R, ([vanishes], R), cond(R >= 2))
+
+
+def cite_integer_lemma_for_real() -> Result:
+    # the lemma holds for integers only; cited for a real p
+    square = lemma(sp.cos(sp.pi * n)**2, sp.Integer(1))
+    return _cite(sp.cos(sp.pi * p)**2, sp.Integer(1), ([square], sp.Integer(1)))
+
+
+def cite_weaker_hypothesis_than_lemma() -> Result:
+    absolute = lemma(sp.Abs(x), x, cond(x > 0))
+    return _cite(sp.Abs(x) + 1, x + 1, ([absolute], x + 1), cond(x > -1))
+
+
+def cite_lemma_about_free_index_inside_sum() -> Result:
+    # the lemma is about a free j >= 0; inside the sum j is bound and runs over negative values too
+    absolute = lemma(sp.Abs(j), j, cond(j >= 0))
+    return _cite(sp.Sum(sp.Abs(j), (j, -nn, nn)), sp.Integer(0), ([absolute], sp.Sum(j, (j, -nn, nn))),
+                 cond(j >= 0))
+
+
+def cite_float_lemma() -> Result:
+    tenth = lemma(sp.Float(0.1) * x, x / 10)
+    return _cite(sp.Float(0.1) * x + 1, x / 10 + 1, ([tenth], x / 10 + 1))
+
+
+def mutual_citation() -> Result:
+    first = claim(x, x + 1, steps=(Step(x + 1, "placeholder"),))
+    second = claim(x, x + 1, steps=(Step(x + 1, "the first", using=(first,)),))
+    try:
+        first.steps = (Step(x + 1, "the second", using=(second,)),)
+    except (AttributeError, TypeError) as exc:
+        raise ValueError("refused: results are immutable") from exc
+    return second
+
+
+def lemma_mutated_after_check() -> Result:
+    trivial = lemma(x, as_written(lambda: x + 0))
+    trivial.check()
+    try:
+        trivial.rhs = sp.Integer(0)  # now states x = 0, with the report of x = x + 0 cached
+    except (AttributeError, TypeError) as exc:
+        raise ValueError("refused: results are immutable") from exc
+    return _cite(x + 1, sp.Integer(1), ([trivial], sp.Integer(1)))
+
+
+def cite_vacuous_range_lemma() -> Result:
+    # every value of the range is excluded by the lemma's own condition: it proves nothing
+    vacuous = lemma(x, sp.Integer(0), cond(R > 10), for_each=ForEach.range(R, 2, 4))
+    return _cite(x + 1, sp.Integer(1), ([vacuous], sp.Integer(1)))
+
+
+def cite_contradictory_lemma() -> Result:
+    absolute = lemma(sp.Abs(x), x, pos(x), cond(x < 0))
+    return _cite(sp.sqrt(x**2), x, ([absolute], x))
+
+
+def circular_self_citation() -> Result:
+    itself = claim(x, x + 1, steps=(Step(x + 1, "placeholder"),))
+    try:
+        itself.steps = (Step(x + 1, "itself", using=(itself,)),)
+    except (AttributeError, TypeError) as exc:  # immutable results cannot be made circular
+        raise ValueError("refused: results are immutable") from exc
+    return itself
+
+
+def stale_cached_report() -> Result:
+    statement = claim(x + 1, x + 1)
+    statement.check()
+    try:
+        statement.rhs = x + 2
+    except (AttributeError, TypeError) as exc:
+        raise ValueError("refused: results are immutable") from exc
+    return statement
+
+
+def bound_name_capture() -> Result:
+    # a free symbol spelled like the kernel's canonical name for a sum's bound index
+    captured = sp.Symbol("_bound0_0", integer=True)
+    return claim(sp.Sum(j * captured, (j, 1, nn)), sp.Sum(j**2, (j, 1, nn)))
+
+
+def bound_name_capture_nested() -> Result:
+    captured = sp.Symbol("_bound1_0", integer=True)
+    return claim(sp.Sum(sp.Sum(i * captured, (i, 1, nn)), (j, 1, nn)),
+                 sp.Sum(sp.Sum(i * j, (i, 1, nn)), (j, 1, nn)))
+
+
+# == FALSE statements ==============================================================================
+# Each entry: (id, builder). The comment gives the witness.
+
+FALSE_CASES: list[tuple[str, Build]] = [
+    # -- 1. partial functions and definedness -----------------------------------------------------
+    ("partial-x_over_x", lambda: claim(unevaluated_quotient(x, x), 1)),  # x = 0: 0/0
+    ("partial-x_pow_minus_one_times_x", lambda: claim(sp.Mul(sp.Pow(x, -1, evaluate=False), x, evaluate=False), 1)),
+    # ^ x = 0: 0**(-1) undefined
+    ("partial-quotient_x_squared_minus_x_over_x", lambda: claim((x**2 - x) / x, x - 1)),  # x = 0: 0/0
+    ("partial-difference_of_squares_quotient", lambda: claim((x**2 - 1) / (x - 1), x + 1)),  # x = 1: 0/0
+    ("partial-difference_of_squares_quotient_gt_x", lambda: claim((x**2 - 1) / (x - 1), x, ">")),  # x = 1: 0/0
+    ("partial-difference_of_squares_quotient_gt_x_on_interval",
+     lambda: claim((x**2 - 1) / (x - 1), x, ">", on(x, 0, 2))),  # x = 1 in [0, 2]: 0/0
+    ("partial-reciprocal_minus_itself", lambda: claim(
+        sp.Add(1 / (x - 1), -1 / (x - 1), evaluate=False), 0)),  # x = 1: 1/0 - 1/0
+    ("partial-log_minus_itself", lambda: claim(sp.Add(sp.log(x), -sp.log(x), evaluate=False), 0)),  # x = 0: log 0
+    ("partial-zero_times_reciprocal", lambda: claim(sp.Mul(0, sp.Pow(x, -1, evaluate=False), evaluate=False), 0)),
+    # ^ x = 0: 0 * (1/0)
+    ("partial-exp_log_real", lambda: claim(as_written(lambda: sp.exp(sp.log(x))), x)),
+    # ^ x = 0: log 0 undefined (x = -1 too, over the reals)
+    ("partial-one_over_zero_ne_zero", lambda: claim(one_over_zero(), 0, "!=")),  # 1/0 undefined (not a real number)
+    ("partial-one_over_zero_evaluated_ne_zero", lambda: claim(sp.Integer(1) / sp.Integer(0), 0, "!=")),
+    # ^ SymPy builds 1/0 as zoo, which is no real number: nothing about it holds over the reals
+    ("partial-one_over_x_minus_x_ne_zero", lambda: claim(
+        sp.Pow(sp.Add(x, -x, evaluate=False), -1, evaluate=False), 0, "!=")),  # every x: 1/0
+    ("partial-log_of_square", lambda: claim(sp.log(x**2), 2 * sp.log(x))),  # x = -1: 0 vs 2 log(-1)
+    ("partial-zero_pow_x_on_unit", lambda: claim(sp.Pow(0, x), 0, "=", on(x, 0, 1))),  # x = 0: 0**0 is 1 or undefined
+    ("partial-sqrt_squared", lambda: claim(sp.Pow(sp.sqrt(x), 2, evaluate=False), x)),  # x = -1: sqrt(-1) not real
+    ("partial-sqrt_nonnegative_real", lambda: claim(sp.sqrt(x), 0, ">=")),  # x = -1: sqrt(-1) = i is not real
+    ("partial-division_inside_sum", lambda: claim(sp.Sum((j**2 - 4) / (j - 2), (j, 1, 3)), 12)),  # j = 2: 0/0
+    ("partial-reciprocal_in_sum_from_zero", lambda: claim(sp.Sum(1 / j, (j, 0, 3)), 1, ">")),  # j = 0: 1/0
+    ("partial-tan_pole", lambda: claim(sp.tan(x) * sp.cos(x), sp.sin(x))),  # x = pi/2: tan undefined
+    ("partial-cot_pole", lambda: claim(sp.cot(x) * sp.sin(x), sp.cos(x))),  # x = 0: cot undefined
+    ("partial-asin_of_sin", lambda: claim(sp.asin(sp.sin(x)), x)),  # x = pi: asin(0) = 0 != pi
+    ("partial-acos_of_cos", lambda: claim(sp.acos(sp.cos(x)), x)),  # x = -1: acos(cos 1) = 1 != -1
+    ("partial-asin_domain", lambda: claim(sp.asin(x), 2, "<=")),  # x = 2: asin(2) is not real
+    ("partial-log_zero_is_zero", lambda: claim(as_written(lambda: sp.log(sp.Integer(0))), 0)),
+    # ^ log 0 is undefined (-oo at best)
+    ("partial-log_bounded_below_on_unit", lambda: claim(sp.log(x), -10**6, ">", on(x, 0, 1))),
+    # ^ x = exp(-10**7) in (0, 1]: log x = -10**7 (and x = 0: log 0 undefined)
+    ("partial-sinc_at_most_one", lambda: claim(sp.sin(x) / x, 1, "<=")),  # x = 0: 0/0
+    ("partial-inverse_square_positive", lambda: claim(1 / x**2, 0, ">")),  # x = 0: 1/0
+    ("partial-inverse_square_nonnegative", lambda: claim(1 / x**2, 0, ">=")),  # x = 0: 1/0
+    ("partial-inverse_square_factored", lambda: claim(y**2 / x**2, 0, ">=")),  # x = 0, y = 1: 1/0
+    ("partial-x_over_abs_x_is_sign", lambda: claim(x / sp.Abs(x), sp.sign(x))),  # x = 0: 0/0 vs sign(0) = 0
+    ("partial-factorial_ratio", lambda: claim(sp.factorial(n) / sp.factorial(n - 1), n)),  # n = 0: (-1)! undefined
+    ("partial-gamma_recurrence", lambda: claim(sp.gamma(x + 1), x * sp.gamma(x))),  # x = 0: gamma(0) undefined
+    ("partial-gamma_positive", lambda: claim(sp.gamma(x), 0, ">", on(x, -1, 1))),  # x = -1/2: gamma = -2 sqrt(pi)
+
+    ("partial-log_over_log", lambda: claim(unevaluated_quotient(sp.log(xp), sp.log(xp)), 1)),  # x = 1: 0/0
+    ("partial-quotient_with_irrational_zero", lambda: claim(unevaluated_quotient(x**2 - 2, x**2 - 2), 1)),
+    # ^ x = sqrt 2: 0/0
+    ("partial-reciprocal_of_hidden_zero", lambda: claim(1 / (sp.sin(x)**2 + sp.cos(x)**2 - 1), 0, "!=")),
+    # ^ every x: the denominator is identically 0
+    ("partial-zero_times_reciprocal_of_hidden_zero", lambda: claim(
+        sp.Mul(0, sp.Pow(sp.sin(x)**2 + sp.cos(x)**2 - 1, -1, evaluate=False), evaluate=False), 0)),  # every x
+    ("partial-algebraic_zero_over_itself", lambda: claim(unevaluated_quotient(ALGEBRAIC_ZERO, ALGEBRAIC_ZERO), 1)),
+    # ^ ALGEBRAIC_ZERO = 0: 0/0
+    ("partial-reciprocal_nonzero", lambda: claim(1 / x, 0, "!=")),  # x = 0: 1/0
+    ("partial-log_at_domain_endpoint", lambda: claim(sp.log(x - 1), 0, ">=", on(x, 1, 2))),  # x = 1: log 0
+    ("partial-sqrt_of_negative_in_domain", lambda: claim(sp.sqrt(x - 1), 0, ">=", on(x, 0, 2))),  # x = 0: sqrt(-1)
+    ("partial-sqrt_derivative_at_zero", lambda: claim(
+        sp.Derivative(sp.sqrt(x), x), 1 / (2 * sp.sqrt(x)), "=", on(x, 0, 1))),  # x = 0: no derivative, 1/0
+    ("partial-division_inside_symbolic_sum", lambda: claim(
+        sp.Sum((j**2 - m**2) / (j - m), (j, 1, nn)), sp.Sum(j + m, (j, 1, nn)))),  # m = 1, n = 1: 0/0 at j = 1
+    ("partial-integral_of_reciprocal_across_pole", lambda: claim(sp.Integral(1 / x, (x, -1, 1)), 0)),
+    # ^ diverges at 0 (only the principal value is 0)
+    ("partial-integral_of_inverse_square_across_pole", lambda: claim(sp.Integral(1 / x**2, (x, -1, 1)), -2)),
+    # ^ diverges to +oo; -2 is the naive antiderivative -1/x evaluated at the ends
+    ("partial-tanh_of_atanh", lambda: claim(as_written(lambda: sp.tanh(sp.atanh(x))), x)),  # x = 1: atanh(1)
+    ("partial-acosh_nonnegative", lambda: claim(sp.acosh(x), 0, ">=")),  # x = 0: acosh(0) = i pi/2 is not real
+    ("partial-sec_pole", lambda: claim(sp.sec(x) * sp.cos(x), 1)),  # x = pi/2: sec undefined
+    ("partial-negative_half_power_at_zero", lambda: claim(
+        sp.Mul(sp.Pow(x, sp.Rational(-1, 2), evaluate=False), sp.sqrt(x), evaluate=False), 1, "=", on(x, 0, 1))),
+    # ^ x = 0: 0**(-1/2)
+    ("partial-sum_term_undefined_at_an_index", lambda: claim(
+        sp.Sum(unevaluated_quotient(j - k, j - k), (j, 1, R)), R, "=", cond(k < R))),  # j = k: 0/0
+    ("partial-subs_variable_is_not_the_free_x", lambda: claim(
+        sp.Subs(unevaluated_quotient(x, x), x, 0), 1, "=", cond(sp.Ne(x, 0)))),  # x/x at x = 0: 0/0
+    ("partial-sum_index_is_not_the_free_j", lambda: claim(
+        sp.Sum(unevaluated_quotient(j, j), (j, 0, 2)), 3, "=", cond(sp.Ne(j, 0)))),  # term j = 0: 0/0
+    ("partial-integral_variable_is_not_the_free_x", lambda: claim(
+        sp.Integral(1 / x, (x, -1, 1)), 0, "=", pos(x))),  # diverges at 0
+    ("partial-piecewise_branch_with_pole", lambda: claim(
+        sp.Piecewise((1 / x, x >= 0), (0, True)), -1, ">")),  # x = 0: 1/0 in the branch taken
+    # -- 2. exact root isolation ------------------------------------------------------------------
+    ("roots-square_above_1e-90", lambda: claim((x - 1)**2, sp.Rational(1, 10**90), ">=", on(x, 0, 2))),  # x = 1
+    ("roots-near_double_root_1e-150", lambda: claim(
+        (x - 1) * (x - 1 - sp.Rational(1, 10**150)), 0, ">=", on(x, 0, 2))),  # x = 1 + 10**-150/2: value < 0
+    ("roots-near_double_root_1e-150_expanded", lambda: claim(
+        sp.expand((x - 1) * (x - 1 - sp.Rational(1, 10**150))), 0, ">=", on(x, 0, 2))),  # same witness
+    ("roots-near_double_root_1e-40", lambda: claim(
+        (x - 1) * (x - 1 - sp.Rational(1, 10**40)), 0, ">=", on(x, 0, 2))),  # x = 1 + 10**-40/2
+    ("roots-near_double_root_cubic_1e-130", lambda: claim(
+        (x - 1) * (x - 1 - sp.Rational(1, 10**130)) * (x + 5), 0, ">=", on(x, 0, 2))),  # x = 1 + 10**-130/2
+    ("roots-square_minus_1e-100", lambda: claim((x - 1)**2 - sp.Rational(1, 10**100), 0, ">=", on(x, 0, 2))),
+    # ^ x = 1: -10**-100
+    ("roots-double_root_strict", lambda: claim((x - 1)**2, 0, ">", on(x, 0, 2))),  # x = 1
+    ("roots-strict_at_left_endpoint", lambda: claim(x * (1 - x), 0, ">", on(x, 0, 1))),  # x = 0
+    ("roots-strict_at_right_endpoint", lambda: claim((x - 2)**3, 0, "<", on(x, 0, 2))),  # x = 2
+    ("roots-half_open_included_endpoint", lambda: claim(x, HALF, ">", on(x, HALF, 1, right_open=True))),  # x = 1/2
+    ("roots-pole_inside", lambda: claim(1 / (x - 1), 0, ">", on(x, 0, 2))),  # x = 1/2: -2
+    ("roots-even_pole_inside", lambda: claim(1 / (x - 1)**2, 0, ">", on(x, 0, 2))),  # x = 1: 1/0
+    ("roots-even_pole_lower_bound", lambda: claim(1 / (x - 1)**2, 1, ">=", on(x, 0, 2))),  # x = 1: 1/0
+    ("roots-pole_at_endpoint", lambda: claim(1 / x, 0, ">", on(x, 0, 1))),  # x = 0: 1/0
+    ("roots-pole_removed_by_cancel", lambda: claim(as_written(lambda: (x - 1)**3 / (x - 1)), 0, ">=", on(x, 0, 2))),
+    # ^ x = 1: 0/0
+    ("roots-irrational_next_to_rational", lambda: claim(
+        (x**2 - 2) * (x - sp.Rational(1414213562373095, 10**15)), 0, ">=", on(x, 1, 2))),
+    # ^ x = (1.414213562373095 + sqrt 2)/2: (x^2 - 2) < 0 < x - 1.414213562373095, gap ~ 5e-17
+    ("roots-two_close_irrationals", lambda: claim(
+        (x**2 - 2) * (x**2 - 2 - sp.Rational(1, 10**60)), 0, ">=", on(x, 1, 2))),
+    # ^ x = sqrt(2 + 10**-60/2): first factor > 0, second < 0
+    ("roots-bivariate_square_above_1e-90", lambda: claim(
+        (x - y)**2, sp.Rational(1, 10**90), ">=", on(x, 0, 1), on(y, 0, 1))),  # x = y = 1/2
+    ("roots-high_power_above_tiny", lambda: claim(x**20, sp.Rational(1, 10**300), ">=", on(x, -1, 1))),  # x = 0
+    ("roots-algebraic_double_root", lambda: claim(
+        (x - sp.sqrt(2))**2, sp.Rational(1, 10**50), ">=", on(x, 1, 2))),  # x = sqrt 2
+
+    # -- 3. cited results and their hypotheses ----------------------------------------------------
+    ("cite-positive_atom_lemma_for_real", cite_positive_atom_lemma_for_real_y),  # y = -1: sqrt(1) = 1 != -1
+    ("cite-positive_symbol_lemma_for_real", cite_positive_symbol_lemma_for_real_y),  # y = -1: 0 vs 2 log(-1)
+    ("cite-condition_lemma_for_real", cite_condition_lemma_for_real_x),  # x = -1: 1 != -1
+    ("cite-domain_lemma_for_real", cite_domain_lemma_for_real_p),  # p = -1: 2 != 0
+    ("cite-condition_lemma_for_unordered_integers", cite_condition_lemma_for_unordered_integers),
+    # ^ k = 2, R = 1: Min + 1 = 2 != 3
+    ("cite-rewrite_pair_axiom", lambda: claim(x + 1, sp.Integer(1), steps=(
+        Step(sp.Integer(1), "x is 0", using=((x, 0),)),))),  # x = 1: 2 != 1
+    ("cite-rewrite_pair_square", lambda: claim(x**2, x, steps=(
+        Step(x, "x^2 is x", using=((x**2, x),)),))),  # x = 2: 4 != 2
+    ("cite-rewrite_pair_direct", lambda: claim(x + 1, sp.Integer(1), using=((x, 0),))),  # x = 1
+    ("cite-lemma_proved_by_rewrite_pair", cite_lemma_proved_by_rewrite_pair),  # x = 1, y = 0: 2 != 1
+    ("cite-refuted_lemma", cite_refuted_lemma),  # x = 1: 2 != 1
+    ("cite-unproved_false_lemma", cite_unproved_false_lemma),  # x = 1: pi != PI_50
+    ("cite-vacuous_range_lemma", cite_vacuous_range_lemma),  # x = 1: 2 != 1
+    ("cite-contradictory_lemma", cite_contradictory_lemma),  # x = -1: 1 != -1
+    ("cite-circular_self_citation", circular_self_citation),  # every x: x != x + 1
+    ("cite-stale_cached_report", stale_cached_report),  # every x: x + 1 != x + 2
+
+    ("cite-integer_lemma_for_real", cite_integer_lemma_for_real),  # p = 1/2: cos(pi/2)^2 = 0 != 1
+    ("cite-weaker_hypothesis_than_lemma", cite_weaker_hypothesis_than_lemma),  # x = -1/2: 1/2 != -1/2
+    ("cite-lemma_about_free_index_inside_sum", cite_lemma_about_free_index_inside_sum),  # n = 1: 2 != 0
+    ("cite-mutual_citation", mutual_citation),  # every x: x != x + 1
+    ("cite-lemma_mutated_after_check", lemma_mutated_after_check),  # x = 1: 2 != 1
+    # -- 4. assumptions not shown or not checked --------------------------------------------------
+    ("assume-real_p_on_closed_unit_interval_positive", lambda: claim(p, 0, ">", on(p, 0, 1))),  # p = 0
+    ("assume-contradictory_positive_atom", lambda: claim(sp.Abs(x), x, "=", pos(x), cond(x < 0))),
+    # ^ hypotheses x > 0 and x < 0 contradict; the conclusion fails at x = -1
+    ("assume-contradictory_conditions", lambda: claim(x, x + 1, "=", cond(x > 1), cond(x < 0))),  # no x: x != x + 1
+    ("assume-contradictory_integer_order", lambda: claim(R - k, 1, ">=", cond(k < R), cond(R < k))),  # R = k = 1
+    ("assume-condition_false", lambda: claim(x + 1, x, "=", cond(sp.false))),  # every x
+    ("assume-condition_false_with_positive_atom", lambda: claim(sp.Abs(x), x, "=", cond(sp.false), pos(x))),
+    # ^ x = -1
+    ("assume-unsatisfiable_square_condition", lambda: claim(
+        sp.Abs(x - 1), x - 1, "=", cond(x**2 < 0), pos(x - 1))),  # x**2 < 0 has no real solution; x = 0: 1 != -1
+    ("assume-contradictory_domains", lambda: claim(x, 2, ">=", on(x, 0, 1), on(x, 2, 3))),  # x = 0
+    ("assume-positive_atom_outside_domain", lambda: claim(
+        sp.Abs(x - 1), x - 1, "=", pos(x - 1), on(x, 0, HALF))),  # x - 1 > 0 contradicts [0, 1/2]; x = 0: 1 != -1
+    ("assume-for_each_excludes_every_value", lambda: claim(
+        R, R + 1, "=", cond(R > 10), for_each=ForEach.range(R, 2, 4))),  # no admissible R; R != R + 1 anyway
+    ("assume-for_each_one_value_fails", lambda: claim(
+        2**R, R**2, ">", for_each=ForEach.range(R, 2, 6))),  # R = 2: 4 > 4 fails (also R = 3, 4)
+    ("assume-for_each_last_value_fails", lambda: claim(R**2, 30, "<", for_each=ForEach.range(R, 2, 6))),  # R = 6
+    ("assume-fallback_value_fails", lambda: claim(
+        sp.factorial(R), 2**R, ">=", cond(R >= 2), fallback=ForEach.range(R, 2, 6))),  # R = 2: 2 < 4
+    ("assume-integer_symbol_domain_endpoint", lambda: claim(n, 9, "<=", on(n, 0, 10))),  # n = 10
+
+    ("assume-positive_atom_identically_zero", lambda: claim(
+        1 / (sp.sin(x)**2 + sp.cos(x)**2 - 1), 0, ">", pos(sp.sin(x)**2 + sp.cos(x)**2 - 1))),
+    # ^ the hypothesis sin^2 + cos^2 - 1 > 0 is false for every x; the conclusion is undefined everywhere
+    ("assume-positive_symbol_outside_domain", lambda: claim(xp, 0, "<=", on(xp, -1, 0))),
+    # ^ x is declared positive and put in [-1, 0]: contradictory; x <= 0 contradicts the declaration
+    ("assume-integer_domain_without_integers", lambda: claim(
+        n, n + 1, "=", on(n, sp.Rational(1, 3), sp.Rational(2, 3)))),  # no integer in [1/3, 2/3]; n != n + 1
+    ("assume-positive_atom_name_capture", lambda: claim(
+        sp.Abs(x), sp.Symbol("_positive0", positive=True), "=", pos(x))),
+    # ^ x = 1 and the user's symbol _positive0 = 2: 1 != 2
+    ("assume-positive_atom_below_minus_one", lambda: claim(
+        sp.Abs(sp.sin(x) - 2), sp.sin(x) - 2, "=", pos(sp.sin(x) - 2))),  # sin x - 2 <= -1; x = 0: 2 != -2
+    ("assume-positive_atom_minus_exp", lambda: claim(
+        sp.Abs(-sp.exp(x)), -sp.exp(x), "=", pos(-sp.exp(x)))),  # -e^x < 0; x = 0: 1 != -1
+    ("assume-positive_atom_log_on_unit", lambda: claim(
+        sp.Abs(sp.log(x)), sp.log(x), "=", pos(sp.log(x)), on(x, 0, 1, left_open=True))),
+    # ^ log x <= 0 on (0, 1]; x = 1/2: log 2 != -log 2
+    ("assume-positive_atom_minus_sine_squared", lambda: claim(
+        1 / (sp.cos(x)**2 - 1), 0, ">", pos(sp.cos(x)**2 - 1))),  # cos^2 - 1 = -sin^2 <= 0; x = 1: value < 0
+    ("assume-or_condition", lambda: claim(x, 1, ">", cond(sp.Or(x > 1, x < -1)))),  # x = -2
+    ("assume-square_equation_condition", lambda: claim(x, 1, "=", cond(sp.Eq(x**2, 1)))),  # x = -1
+    ("assume-nonzero_is_not_positive", lambda: claim(x, 0, ">", cond(sp.Ne(x, 0)))),  # x = -1
+    ("assume-for_each_non_integer_value", lambda: claim(
+        R, R + 1, for_each=ForEach(R, (sp.Rational(1, 2),)))),  # 1/2 is no value of the integer R; R != R + 1
+    ("assume-restated_exp_below_x", lambda: claim(x, sp.exp(x), ">", cond(sp.exp(x) < x))),  # e^x > x for all x
+    ("assume-restated_sine_above_one", lambda: claim(sp.sin(x), 1, ">", cond(sp.sin(x) > 1))),  # sin x <= 1
+    ("assume-restated_atan_above_two", lambda: claim(sp.atan(x), 2, ">", cond(sp.atan(x) > 2))),  # atan x < pi/2
+    ("assume-restated_floor_above_x", lambda: claim(sp.floor(x), x, ">", cond(sp.floor(x) > x))),  # floor x <= x
+    ("assume-restated_pythagoras_violated", lambda: claim(
+        sp.sin(x)**2 + sp.cos(x)**2, 1, "<", cond(sp.sin(x)**2 + sp.cos(x)**2 < 1))),  # the sum is 1
+    ("assume-restated_integer_square_two", lambda: claim(n**2, 2, "=", cond(sp.Eq(n**2, 2)))),  # no integer root
+    ("assume-restated_integer_half", lambda: claim(2 * n, 1, "=", cond(sp.Eq(2 * n, 1)))),  # 2n is even
+    ("assume-restated_positive_integer_below_one", lambda: claim(k, 1, "<", cond(k < 1))),  # k >= 1 by declaration
+    ("assume-restated_positive_symbol_negative", lambda: claim(xp, 0, "<", cond(xp < 0))),  # x > 0 by declaration
+    ("assume-restated_negative_sum_of_squares", lambda: claim(
+        sp.Sum(j**2, (j, 1, nn)), 0, "<", cond(sp.Sum(j**2, (j, 1, nn)) < 0))),  # a sum of squares is >= 0
+    ("assume-positive_atom_atan_above_two", lambda: claim(
+        sp.Abs(sp.atan(x) - 2), sp.atan(x) - 2, "=", pos(sp.atan(x) - 2))),  # atan x - 2 < 0; x = 0: 2 != -2
+    # -- 5. sums, products, limits and infinities -------------------------------------------------
+    ("sums-divergent_ones_cancel", lambda: claim(
+        sp.Sum(1, (j, 1, sp.oo)) - sp.Sum(1, (i, 1, sp.oo)), 0)),  # oo - oo: both sums diverge
+    ("sums-divergent_harmonic_cancel", lambda: claim(
+        sp.Sum(1 / j, (j, 1, sp.oo)) - sp.Sum(1 / i, (i, 1, sp.oo)), 0)),  # oo - oo
+    ("sums-divergent_grandi_split", lambda: claim(
+        sp.Sum((-1)**j, (j, 0, sp.oo)) + sp.Sum((-1)**(j + 1), (j, 0, sp.oo)), 0)),  # both sums diverge
+    ("sums-divergent_harmonic_shift", lambda: claim(
+        sp.Sum(1 / j, (j, 1, sp.oo)) - sp.Sum(1 / (j + 1), (j, 1, sp.oo)), 1)),  # oo - oo
+    ("sums-grandi_value", lambda: claim(sp.Sum((-1)**j, (j, 0, sp.oo)), HALF)),  # partial sums 1, 0, 1, 0, ...
+    ("sums-geometric_without_radius", lambda: claim(sp.Sum(x**j, (j, 0, sp.oo)), 1 / (1 - x))),  # x = 2: diverges
+    ("sums-count_for_negative_n", lambda: claim(sp.Sum(1, (j, 1, n)), n)),  # n = -2: empty sum 0 != -2
+    ("sums-gauss_for_negative_n", lambda: claim(sp.Sum(j, (j, 1, n)), n * (n + 1) / 2)),  # n = -2: 0 != 1
+    ("sums-count_is_abs_n", lambda: claim(sp.Sum(1, (j, 1, n)), sp.Abs(n))),  # n = -2: 0 (or -2 by Karr) != 2
+    ("sums-upper_below_lower", lambda: claim(sp.Sum(1, (j, 3, 1)), -1)),  # empty sum: 0 != -1
+    ("sums-product_upper_below_lower", lambda: claim(sp.Product(j, (j, 3, 1)), HALF)),  # empty product: 1 != 1/2
+    ("sums-product_is_factorial_for_negative_n", lambda: claim(sp.Product(j, (j, 1, n)), sp.factorial(n))),
+    # ^ n = -1: empty product 1, (-1)! undefined
+    ("sums-bound_name_capture", bound_name_capture),  # n = 1, _bound0_0 = 2: 2 != 1
+    ("sums-bound_name_capture_nested", bound_name_capture_nested),  # n = 1, _bound1_0 = 2: 2 != 1
+    ("sums-kronecker_index_out_of_range", lambda: claim(sp.Sum(sp.KroneckerDelta(j, m), (j, 1, nn)), 1)),
+    # ^ n = 1, m = 5: 0 != 1
+    ("sums-kronecker_sift_out_of_range", lambda: claim(
+        sp.Sum(sp.KroneckerDelta(j, m) * r[j], (j, 1, 3)), r[m])),  # m = 5, r = 1: 0 != 1
+    ("sums-limit_of_sin_inverse", lambda: claim(sp.Limit(sp.sin(1 / x), x, 0), 0)),  # no limit (oscillates)
+    ("sums-two_sided_limit_of_reciprocal", lambda: claim(sp.Limit(1 / x, x, 0, dir="+-"), sp.oo)),
+    # ^ left limit -oo, right limit +oo: no two-sided limit
+    ("sums-infinity_minus_infinity", lambda: claim(sp.Add(sp.oo, -sp.oo, evaluate=False), 0)),  # undefined
+    ("sums-zero_times_infinity", lambda: claim(sp.Mul(0, sp.oo, evaluate=False), 0)),  # undefined
+    ("sums-infinity_over_infinity", lambda: claim(unevaluated_quotient(sp.oo, sp.oo), 1)),  # undefined
+    ("sums-zero_over_zero_is_one", lambda: claim(as_written(lambda: sp.Integer(0) / sp.Integer(0)), 1)),  # undefined
+
+    ("sums-off_by_one_shift", lambda: claim(sp.Sum(r[j], (j, 1, nn)), sp.Sum(r[j + 1], (j, 0, nn)))),
+    # ^ n = 0, r_1 = 1: 0 != 1
+    ("sums-split_counts_middle_twice", lambda: claim(
+        sp.Sum(j, (j, 1, nn)), sp.Sum(j, (j, 1, k)) + sp.Sum(j, (j, k, nn)), "=", cond(k <= nn))),
+    # ^ n = k = 1: 1 != 2
+    ("sums-undefined_function_sum_nonnegative", lambda: claim(sp.Sum(f(j), (j, 1, nn)), 0, ">=")),  # f = -1, n = 1
+    ("sums-product_of_constant_for_negative_n", lambda: claim(sp.Product(2, (j, 1, n)), 2**n)),
+    # ^ n = -1: empty product 1 != 1/2
+    # -- 6. kinks ---------------------------------------------------------------------------------
+    ("kinks-derivative_of_min_at_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Min(2 * x, x), x), x, 0), sp.Rational(3, 2))),  # one-sided slopes 2 and 1
+    ("kinks-derivative_of_abs_at_zero", lambda: claim(sp.Subs(sp.Derivative(sp.Abs(x), x), x, 0), 0)),  # -1 vs 1
+    ("kinks-derivative_of_relu_at_zero", lambda: claim(sp.Subs(sp.Derivative(sp.Max(x, 0), x), x, 0), HALF)),
+    # ^ one-sided slopes 0 and 1: Heaviside(0) = 1/2 is a convention, not a derivative
+    ("kinks-derivative_of_abs_is_sign_everywhere", lambda: claim(sp.Derivative(sp.Abs(x), x), sp.sign(x))),
+    # ^ x = 0: |x| is not differentiable, sign(0) = 0
+    ("kinks-derivative_of_abs_plus_x_at_zero", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x) + x, x), x, 0), 1)),  # one-sided slopes 0 and 2
+    ("kinks-derivative_of_max_at_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(x, 2 - x), x), x, 1), 0)),  # one-sided slopes -1 and 1
+    ("kinks-piecewise_at_breakpoint", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Piecewise((x, x < 0), (2 * x, True)), x), x, 0), 2)),  # slopes 1 and 2
+    ("kinks-piecewise_jump", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Piecewise((0, x < 0), (1, True)), x), x, 0), 0)),  # jump at 0: not continuous
+    ("kinks-floor_derivative_zero", lambda: claim(sp.Derivative(sp.floor(x), x), 0)),  # x = 1: jump
+    ("kinks-ceiling_derivative_zero", lambda: claim(sp.Derivative(sp.ceiling(x), x), 0)),  # x = 1: jump
+    ("kinks-heaviside_derivative_zero", lambda: claim(sp.Derivative(sp.Heaviside(x), x), 0)),  # x = 0: jump
+
+    ("kinks-derivative_of_unknown_function", lambda: claim(sp.Derivative(f(x), x), 0)),  # f = identity: 1
+    ("kinks-derivative_at_zero_with_positive_free_x", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x), x), x, 0), 1, "=", pos(x))),  # |x| has no derivative at 0
+    # -- 7. floats --------------------------------------------------------------------------------
+    ("floats-relative_perturbation_1e-20", lambda: claim(x * (1 + sp.Float("1e-20")), x)),
+    # ^ x = 1: 1 + 1e-20 != 1 (SymPy rounds the sum to 1.0 when it builds it)
+    ("floats-relative_perturbation_1e-20_unevaluated", lambda: claim(
+        x * sp.Add(1, sp.Float("1e-20"), evaluate=False), x)),  # x = 1: 1 + 1e-20 != 1
+    ("floats-relative_perturbation_1e-20_30_digits", lambda: claim(x * (1 + sp.Float("1e-20", 30)), x)),  # x = 1
+    ("floats-binary_tenth", lambda: claim(sp.Float(0.1), sp.Rational(1, 10))),
+    # ^ the double 0.1 is 0.1000000000000000055511151231257827...
+    ("floats-tenth_plus_fifth", lambda: claim(sp.Float(0.1) + sp.Float(0.2), sp.Rational(3, 10))),
+    # ^ 0.1 + 0.2 in binary is 0.3000000000000000166533453693773481...
+    ("floats-third_times_three", lambda: claim(3 * sp.Float(1 / 3), 1)),  # the double 1/3 times 3 is 1 - 2**-54
+    ("floats-third_times_three_unevaluated", lambda: claim(sp.Mul(3, sp.Float(1 / 3), evaluate=False), 1)),  # same
+    ("floats-third_times_x", lambda: claim(x / 3, sp.Float(1 / 3) * x)),  # x = 3: 1 vs 1 - 2**-54
+    ("floats-tiny_is_zero", lambda: claim(sp.Float("1e-40"), 0)),  # 1e-40 != 0
+    ("floats-tiny_nonpositive", lambda: claim(sp.Float("1e-40"), 0, "<=")),  # 1e-40 > 0
+    ("floats-below_tolerance", lambda: claim(x + sp.Float("1e-31"), x)),  # every x: 1e-31 != 0
+    ("floats-hidden_in_domain_end", lambda: claim(
+        x, 1, "<=", on(x, 0, sp.Float("1.00000000000000000001")))),  # x = 1 + 1e-20 as written
+    ("floats-hidden_in_domain_start", lambda: claim(x, sp.Rational(3, 10), ">", on(x, sp.Float(0.3), 1))),
+    # ^ x = the double 0.3 = 0.29999999999999998889776975... (and x = 3/10 if 0.3 were read as decimal)
+    ("floats-hidden_in_condition", lambda: claim(sp.Abs(x - 1), x - 1, "=", cond(x >= sp.Float(0.5)))),
+    # ^ x = 3/4: 1/4 != -1/4
+    ("floats-hidden_in_positive_atom", lambda: claim(sp.Abs(x - 1), x - 1, "=", pos(x - sp.Float(0.5)))),  # x = 3/4
+
+    ("floats-hidden_in_cited_lemma", cite_float_lemma),  # x = 1: the double 0.1 != 1/10
+    # -- 9. inputs that crash a careless kernel (8, exact ranks, is RANK_FALSE_CASES) -------------
+    ("crash-irrational_endpoint_strict", lambda: claim(x**2, 2, "<", on(x, 0, sp.sqrt(2)))),  # x = sqrt 2
+    ("crash-irrational_endpoint_rational_bound", lambda: claim(
+        x, sp.Rational(141421356, 10**8), "<=", on(x, 0, sp.sqrt(2)))),  # x = sqrt 2 > 1.41421356
+    ("crash-symbolic_endpoint", lambda: claim(xp, yp, "<", Assumption("x in [0, y]", domain=(xp, sp.Interval(0, yp))))),
+    # ^ x = y
+    ("crash-union_domain", lambda: claim(
+        x, sp.Rational(5, 2), "<=", Assumption("x in [0,1] or [2,3]",
+                                               domain=(x, sp.Union(sp.Interval(0, 1), sp.Interval(2, 3)))))),  # x = 3
+    ("crash-finite_set_domain", lambda: claim(
+        x, 0, "=", Assumption("x in {0, 1}", domain=(x, sp.FiniteSet(0, 1))))),  # x = 1
+    ("crash-algebraic_coefficient", lambda: claim(sp.sqrt(3) * (x**2 - 2), 0, ">=", on(x, 1, 2))),  # x = 1: -sqrt 3
+    ("crash-unbounded_domain", lambda: claim(x, 10**6, "<=", on(x, 0, sp.oo))),  # x = 10**7
+    ("crash-empty_for_each_range", lambda: claim(R, R + 1, for_each=ForEach.range(R, 5, 4))),  # no values checked
+    ("crash-empty_for_each_values", lambda: claim(R, R + 1, for_each=ForEach(R, ()))),  # no values checked
+    ("crash-domain_depends_on_range_symbol", lambda: claim(
+        x, 1, "<=", Assumption("x in [0, R]", domain=(x, sp.Interval(0, R))), for_each=ForEach.range(R, 2, 4))),
+    # ^ R = 2, x = 2
+    ("crash-python_int_side_in_for_each", lambda: Result(
+        name="python_int_side", doc="A Python int on the right.", lhs=R**2, rhs=30, relation="<",
+        for_each=ForEach.range(R, 2, 6))),  # R = 6: 36 > 30
+    ("crash-matrix_inequality", lambda: claim(sp.ImmutableMatrix([[1, 2]]), sp.ImmutableMatrix([[0, 3]]), "<=")),
+    # ^ entry (1, 1): 1 > 0, so not entrywise <=
+    ("crash-matrix_against_scalar", lambda: claim(sp.ImmutableMatrix([[1]]), 2, ">")),  # 1 < 2
+    ("crash-boolean_sides", lambda: claim(x > 0, sp.true)),  # x = -1: false != true
+    ("crash-complex_symbol_square", lambda: claim(z**2, 0, ">=")),  # z = i: -1
+    ("crash-complex_symbol_sqrt_of_square", lambda: claim(sp.sqrt(z**2), z)),  # z = -1: 1 != -1
+    ("crash-complex_infinity_comparison", lambda: claim(one_over_zero(), 1, "<")),  # 1/0 undefined
+
+    ("crash-matrix_ne_of_equal_matrices", lambda: claim(
+        sp.ImmutableMatrix([[1, 0]]), sp.ImmutableMatrix([[1, 0]]), "!=")),  # equal
+    ("crash-imaginary_unit_squared", lambda: claim(sp.I**2, 1)),  # -1 != 1
+    ("crash-imaginary_unit_positive", lambda: claim(sp.I, 0, ">")),  # i is not a real number
+    ("crash-infinity_above_itself", lambda: claim(sp.oo, sp.oo, ">")),  # oo > oo is false
+    # -- branch cuts ------------------------------------------------------------------------------
+    ("branch-sqrt_of_product", lambda: claim(sp.sqrt(x * y), sp.sqrt(x) * sp.sqrt(y))),  # x = y = -1: 1 vs -1
+    ("branch-log_of_product", lambda: claim(sp.log(x * y), sp.log(x) + sp.log(y))),  # x = y = -1: 0 vs 2 i pi
+    ("branch-root_of_square", lambda: claim((x**2)**HALF, x)),  # x = -1: 1 != -1
+    ("branch-power_of_power", lambda: claim((x**2)**b, x**(2 * b))),  # x = -1, b = 1/2: 1 vs -1
+    ("branch-atan2_is_atan", lambda: claim(sp.atan2(y, x), sp.atan(y / x))),  # x = -1, y = 0: pi vs 0
+    ("branch-atan_of_reciprocal", lambda: claim(sp.atan(x) + sp.atan(1 / x), sp.pi / 2)),  # x = -1: -pi/2
+    ("branch-root_of_square_on_interval", lambda: claim(sp.sqrt(x**2), x, "=", on(x, -1, 1))),  # x = -1
+    # -- integers versus reals --------------------------------------------------------------------
+    ("integer-square_at_least_real_n", lambda: claim(p**2, p, ">=")),  # p = 1/2: 1/4 < 1/2
+    ("integer-sin_pi_real", lambda: claim(sp.sin(sp.pi * p), 0)),  # p = 1/2: 1
+    ("integer-floor_of_real", lambda: claim(sp.floor(p), p)),  # p = 1/2: 0
+    ("integer-parity", lambda: claim((-1)**n, 1)),  # n = 1: -1
+    ("integer-halving", lambda: claim(2 * sp.floor(n / 2), n)),  # n = 1: 0
+    ("integer-binomial_symmetry_negative_n", lambda: claim(sp.binomial(n, m), sp.binomial(n, n - m))),
+    # ^ n = -1, m = 0: binomial(-1, 0) = 1, binomial(-1, -1) = 0
+    ("integer-real_positive_not_at_least_one", lambda: claim(p, 1, ">=", cond(p > 0))),  # p = 1/2
+    ("integer-two_pow_strictly_above_successor", lambda: claim(2**n, n + 1, ">")),  # n = 0: 1 > 1 fails
+    ("integer-real_power_of_negative_base", lambda: claim(x**y, 0, ">=")),  # x = -1, y = 1: -1 (y = 1/2: not real)
+    ("integer-pell_equation_has_solutions", lambda: claim(n**2 - 2 * k**2, 1, "!=")),  # n = 3, k = 2: 9 - 8 = 1
+    ("integer-floor_within_half", lambda: claim(sp.floor(x), x - HALF, ">=")),  # x = 9/10: 0 < 2/5
+    ("integer-ceiling_minus_floor_is_one", lambda: claim(sp.ceiling(x) - sp.floor(x), 1)),  # x = 1: 0
+    # -- end points and strictness ----------------------------------------------------------------
+    ("endpoint-x_below_one_on_unit", lambda: claim(x, 1, "<", on(x, 0, 1))),  # x = 1
+    ("strict-square_positive", lambda: claim(x**2, 0, ">")),  # x = 0
+    ("strict-sum_of_squares_positive", lambda: claim(x**2 + y**2, 0, ">")),  # x = y = 0
+    ("strict-cube_at_least_x_on_interval", lambda: claim(x**3, x, ">=", on(x, -1, 1))),  # x = 1/2: 1/8 < 1/2
+    # -- chains of steps --------------------------------------------------------------------------
+    ("chain-mixed_directions", lambda: claim(x, x - 1, "<=", steps=(
+        Step(x + 1, "up", relation="<="), Step(x - 1, "down", relation=">=")))),  # every x: x > x - 1
+    ("chain-does_not_end_at_rhs", lambda: claim((x + 1)**2, x**2 + 1, steps=(
+        Step(x**2 + 2 * x + 1, "expand"),))),  # x = 1: 4 != 2
+    ("chain-equality_hiding_inequality", lambda: claim(x**2, x**2 + 1, steps=(
+        Step(x**2 + 1, "add one", relation="<="),))),  # every x: x^2 != x^2 + 1
+    ("chain-equality_step_that_is_an_inequality", lambda: claim(x**2, x**2 + 1, steps=(
+        Step(x**2 + 1, "add one", relation="="),))),  # every x
+    ("chain-strict_step_between_equal_sides", lambda: claim(x, x + 0, "<", steps=(
+        Step(x, "nothing", relation="<"),))),  # every x: x < x fails
+    ("chain-ne_step_inside_chain", lambda: claim(x, x + 1, steps=(
+        Step(x + 2, "differs", relation="!="), Step(x + 1, "shift")))),  # every x: x != x + 1
+    # -- '!=' claims ------------------------------------------------------------------------------
+    ("ne-undecidable_symbols", lambda: claim(x, y, "!=")),  # x = y = 0
+    ("ne-denested_radicals", lambda: claim(sp.sqrt(2) + sp.sqrt(3), sp.sqrt(5 + 2 * sp.sqrt(6)), "!=")),  # equal
+    ("ne-algebraic_zero", lambda: claim(ALGEBRAIC_ZERO, 0, "!=")),  # ALGEBRAIC_ZERO is exactly 0
+    ("ne-heptagon_cosines", lambda: claim(
+        sp.cos(sp.pi / 7) - sp.cos(2 * sp.pi / 7) + sp.cos(3 * sp.pi / 7), HALF, "!=")),  # equal (classical)
+    ("ne-abs_differs_from_x", lambda: claim(sp.Abs(x), x, "!=")),  # x = 1: equal
+    ("ne-nonzero_on_interval", lambda: claim(x, 0, "!=", on(x, -1, 1))),  # x = 0
+    ("ne-square_root_of_two_exists", lambda: claim(x**2, 2, "!=")),  # x = sqrt 2
+    # -- other falsehoods -------------------------------------------------------------------------
+    ("misc-abs_is_identity", lambda: claim(sp.Abs(x), x)),  # x = -1
+    ("misc-min_is_first_argument", lambda: claim(sp.Min(x, y), x)),  # x = 1, y = 0
+    ("misc-max_of_x_and_minus_x", lambda: claim(sp.Max(x, -x), x)),  # x = -1
+    ("misc-square_is_identity", lambda: claim(x**2, x)),  # x = 2
+    ("misc-undefined_function_constant", lambda: claim(f(x), f(0))),  # f = identity, x = 1
+    ("misc-indexed_rewards_equal", lambda: claim(r[1], r[2])),  # r_1 = 0, r_2 = 1
+    ("misc-undefined_function_square_bound", lambda: claim(f(x)**2, f(x), ">=")),  # f = 1/2: 1/4 < 1/2
+    ("misc-max_at_least_sum", lambda: claim(sp.Max(x, y), x + y, ">=")),  # x = y = 1: 1 < 2
+    ("misc-reversed_triangle_inequality", lambda: claim(sp.Abs(x + y), sp.Abs(x) + sp.Abs(y), ">=")),  # x = 1, y = -1
+    ("misc-piecewise_first_branch_on_closed_interval", lambda: claim(
+        sp.Piecewise((1, x > 0), (2, x > -1), (3, True)), 1, "=", on(x, 0, 1))),  # x = 0: second branch, 2
+    ("misc-multiply_inequality_by_any_sign", lambda: claim(x * y, y, "<=", cond(x <= 1))),  # x = 0, y = -1: 0 > -1
+    ("misc-reciprocal_reverses_order", lambda: claim(1 / x, 1 / y, ">=", cond(x <= y), cond(sp.Ne(x, 0)),
+                                                     cond(sp.Ne(y, 0)))),  # x = -1, y = 1: -1 < 1
+    ("misc-nearby_exponentials_ordered", lambda: claim(sp.exp(x + sp.Rational(1, 10**40)), sp.exp(x), "<=")),
+    # ^ every x: e^(x + 1e-40) > e^x
+    ("misc-nearby_sines_equal", lambda: claim(sp.sin(x + sp.Rational(1, 10**40)), sp.sin(x))),
+    # ^ x = 0: sin(1e-40) != 0
+    ("misc-distinct_positive_atoms_equal", lambda: claim(sp.exp(x), sp.exp(y))),  # x = 0, y = 1
+]
+
+RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
+    ("rank-diagonal_with_real_entry", lambda: claim(MatrixRank(sp.ImmutableMatrix([[x, 0], [0, 1]])), 2)),
+    # ^ x = 0: rank 1
+    ("rank-algebraic_zero_entry", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 0], [0, ALGEBRAIC_ZERO]])), 2)),
+    # ^ the entry is exactly 0: rank 1
+    ("rank-all_ones", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 1], [1, 1]])), 2)),  # rank 1
+    ("rank-generic_symbolic", lambda: claim(MatrixRank(sp.ImmutableMatrix([[a, b], [c, d]])), 2)),  # all 0: rank 0
+    ("rank-symmetric_at_least_two", lambda: claim(MatrixRank(sp.ImmutableMatrix([[x, 1], [1, x]])), 2, ">=")),
+    # ^ x = 1: rank 1
+    ("rank-trig_zero_entry", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[sp.sin(x)**2 + sp.cos(x)**2 - 1, 0], [0, 1]])), 2)),  # every x: rank 1
+    ("rank-radical_rows_proportional", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[sp.sqrt(2), sp.sqrt(6)], [1, sp.sqrt(3)]])), 2)),  # row 1 = sqrt 2 row 2
+]
+
+# False statements about every R whose only support is a check at a few values of R: proved for a
+# range at most, never PROVED (assert_not_symbolically_proved).
+RANGE_CASES: list[tuple[str, Build]] = [
+    ("cite-range_lemma_in_symbolic_step", cite_range_lemma_in_symbolic_step),  # R = 5: 6 + 5 != 5
+    ("cite-step_range_lemma_in_symbolic_step", cite_step_range_lemma_in_symbolic_step),  # R = 4: 2 + 4 != 4
+    ("range-step_for_each_skips_the_failing_value", lambda: claim(
+        (R - 2) * (R - 4), 0, ">=", cond(R >= 1), steps=(
+            Step(sp.Integer(0), "checked at R = 2, 4", relation=">=", for_each=ForEach(R, (2, 4))),))),
+    # ^ R = 3: (1)(-1) = -1 < 0
+]
+
+
+# == TRUE statements ===============================================================================
+
+def true_cite_lemma_with_hypotheses() -> Result:
+    absolute = lemma(sp.Abs(x), x, pos(x))
+    return _cite(sp.Abs(x) + 1, x + 1, ([absolute], x + 1), pos(x))
+
+
+def true_cite_lemma_without_hypotheses() -> Result:
+    square = lemma((x + 1)**2, x**2 + 2 * x + 1)
+    return _cite((x + 1)**2 - 2 * x, x**2 + 1, ([square], x**2 + 2 * x + 1 - 2 * x))
+
+
+TRUE_CASES: list[tuple[str, Build, Status]] = [
+    ("partial-x_over_x_nonzero", lambda: claim(unevaluated_quotient(x, x), 1, "=", cond(sp.Ne(x, 0))), Status.PROVED),
+    ("partial-quotient_with_nonzero_denominator", lambda: claim((x**2 + x) / x, x + 1, "=", cond(sp.Ne(x, 0))),
+     Status.PROVED),
+    ("partial-x_over_x_positive_symbol", lambda: claim(unevaluated_quotient(xp, xp), 1), Status.PROVED),
+    ("partial-difference_of_squares_quotient_off_pole", lambda: claim(
+        (x**2 - 1) / (x - 1), x + 1, "=", cond(sp.Ne(x, 1))), Status.PROVED),
+    ("partial-exp_log_positive_symbol", lambda: claim(as_written(lambda: sp.exp(sp.log(xp))), xp), Status.PROVED),
+    ("partial-exp_log_positive_assumption", lambda: claim(as_written(lambda: sp.exp(sp.log(x))), x, "=", pos(x)),
+     Status.PROVED),
+    ("partial-log_exp_real", lambda: claim(as_written(lambda: sp.log(sp.exp(x))), x), Status.PROVED),
+    ("partial-tan_cos_off_poles", lambda: claim(sp.tan(x) * sp.cos(x), sp.sin(x), "=", cond(sp.Ne(sp.cos(x), 0))),
+     Status.PROVED),
+    ("branch-sqrt_of_square_positive_symbol", lambda: claim(as_written(lambda: sp.sqrt(yp**2)), yp), Status.PROVED),
+    ("branch-sqrt_of_square_positive_assumption", lambda: claim(sp.sqrt(y**2), y, "=", pos(y)), Status.PROVED),
+    ("branch-sqrt_of_square_is_abs", lambda: claim(as_written(lambda: sp.sqrt(x**2)), sp.Abs(x)), Status.PROVED),
+    ("branch-log_of_product_positive", lambda: claim(sp.log(xp * yp), sp.log(xp) + sp.log(yp)), Status.PROVED),
+    ("sign-shifted_square_nonnegative", lambda: claim((x - 1)**2, 0, ">="), Status.PROVED),
+    ("sign-square_plus_one_positive", lambda: claim(x**2 + 1, 0, ">"), Status.PROVED),
+    ("sign-two_squares_dominate_product", lambda: claim(x**2 + y**2, 2 * x * y, ">="), Status.PROVED),
+    ("roots-two_point_energy_on_unit", lambda: claim(p**2 + (1 - p)**2, HALF, ">=", on(p, 0, 1)), Status.PROVED),
+    ("roots-product_on_unit", lambda: claim(x * (1 - x), 0, ">=", on(x, 0, 1)), Status.PROVED),
+    ("roots-at_most_one_on_unit", lambda: claim(x, 1, "<=", on(x, 0, 1)), Status.PROVED),
+    ("roots-positive_on_left_open_unit", lambda: claim(p, 0, ">", on(p, 0, 1, left_open=True)), Status.PROVED),
+    ("roots-rational_without_pole", lambda: claim(1 / (x + 1), 0, ">", on(x, 0, 2)), Status.PROVED),
+    ("chain-square_bound", lambda: claim((x + 1)**2, 2 * x + 1, ">=", steps=(
+        Step(x**2 + 2 * x + 1, "expand"), Step(2 * x + 1, "drop a square", relation=">="))), Status.PROVED),
+    ("cite-lemma_with_hypotheses_satisfied", true_cite_lemma_with_hypotheses, Status.PROVED),
+    ("cite-lemma_without_hypotheses", true_cite_lemma_without_hypotheses, Status.PROVED),
+    ("integer-gap_at_least_one", lambda: claim(R - k, 1, ">=", cond(k < R)), Status.PROVED),
+    ("integer-even_power_of_minus_one", lambda: claim(as_written(lambda: (-1)**(2 * n)), 1), Status.PROVED),
+    ("sums-count_nonnegative_n", lambda: claim(sp.Sum(1, (j, 1, nn)), nn), Status.PROVED),
+    ("sums-gauss_nonnegative_n", lambda: claim(sp.Sum(j, (j, 1, nn)), nn * (nn + 1) / 2), Status.PROVED),
+    ("sums-product_is_factorial", lambda: claim(sp.Product(j, (j, 1, nn)), sp.factorial(nn)), Status.PROVED),
+    ("sums-centred_rewards_sum_to_zero", lambda: claim(
+        sp.Sum(r[i] - sp.Sum(r[j], (j, 1, R)) / R, (i, 1, R)), 0), Status.PROVED),
+    ("sums-kronecker_index_in_range", lambda: claim(
+        sp.Sum(sp.KroneckerDelta(j, m), (j, 1, nn)), 1, "=", cond(m >= 1), cond(m <= nn)), Status.PROVED),
+    ("binomial-row_sum", lambda: claim(sp.Sum(sp.binomial(nn, j), (j, 0, nn)), 2**nn), Status.PROVED),
+    ("binomial-pascal_rule", lambda: claim(
+        sp.binomial(nn, k) + sp.binomial(nn, k + 1), sp.binomial(nn + 1, k + 1)), Status.PROVED),
+    ("trig-pythagoras", lambda: claim(sp.sin(x)**2 + sp.cos(x)**2, 1), Status.PROVED),
+    ("calculus-derivative_of_cube", lambda: claim(sp.Derivative(x**3, x), 3 * x**2), Status.PROVED),
+    ("ne-square_plus_one_nonzero", lambda: claim(x**2 + 1, 0, "!="), Status.PROVED),
+    ("range-two_pow_at_least_twice", lambda: claim(2**R, 2 * R, ">=", for_each=ForEach.range(R, 2, 6)),
+     Status.PROVED_FOR_RANGE),
+    ("range-two_pow_beats_square_from_five", lambda: claim(2**R, R**2, ">", for_each=ForEach.range(R, 5, 8)),
+     Status.PROVED_FOR_RANGE),
+]
+
+RANK_TRUE_CASES: list[tuple[str, Build, Status]] = [
+    ("rank-rational_rank_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 2], [2, 4]])), 1), Status.PROVED),
+    ("rank-identity", lambda: claim(MatrixRank(sp.ImmutableMatrix(sp.eye(3))), 3), Status.PROVED),
+    ("rank-symbolic_at_most_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[x, x**2], [1, x]])), 1, "<="),
+     Status.PROVED),
+]
+
+
+# == the tests =====================================================================================
+
+def _ids(cases) -> list[str]:
+    return [case[0] for case in cases]
+
+
+def test_case_ids_are_unique():
+    everything = (_ids(FALSE_CASES) + _ids(RANK_FALSE_CASES) + _ids(RANGE_CASES) + _ids(TRUE_CASES)
+                  + _ids(RANK_TRUE_CASES))
+    assert len(everything) == len(set(everything))
+    assert len(FALSE_CASES) + len(RANK_FALSE_CASES) >= 100
+    assert len(TRUE_CASES) + len(RANK_TRUE_CASES) >= 25
+
+
+@pytest.mark.parametrize("build", [case[1] for case in FALSE_CASES], ids=_ids(FALSE_CASES))
+def test_false_statement_is_not_proved(build: Build):
+    assert_not_proved(build)
+
+
+@needs_rank
+@pytest.mark.parametrize("build", [case[1] for case in RANK_FALSE_CASES], ids=_ids(RANK_FALSE_CASES))
+def test_false_rank_statement_is_not_proved(build: Build):
+    assert_not_proved(build)
+
+
+@pytest.mark.parametrize("build", [case[1] for case in RANGE_CASES], ids=_ids(RANGE_CASES))
+def test_range_checked_lemma_does_not_prove_symbolically(build: Build):
+    assert_not_symbolically_proved(build)
+
+
+@pytest.mark.parametrize("build, expected", [case[1:] for case in TRUE_CASES], ids=_ids(TRUE_CASES))
+def test_true_statement_is_proved(build: Build, expected: Status):
+    assert_proved(build, expected)
+
+
+@needs_rank
+@pytest.mark.parametrize("build, expected", [case[1:] for case in RANK_TRUE_CASES], ids=_ids(RANK_TRUE_CASES))
+def test_true_rank_statement_is_proved(build: Build, expected: Status):
+    assert_proved(build, expected)
+
+
+def test_refusal_counts_as_not_proved():
+    """The helper itself: a ValueError is a refusal, a passed status of a false claim is a failure."""
+    def refused() -> Result:
+        raise ValueError("refused")
+
+    assert_not_proved(refused)
+    with pytest.raises(AssertionError):
+        assert_not_proved(lambda: claim((x + 1)**2, x**2 + 2 * x + 1))  # true and proved: the helper must flag it
+
+    def crashes() -> Result:
+        raise ZeroDivisionError("boom")
+
+    with pytest.raises(pytest.fail.Exception, match="crashed"):
+        assert_not_proved(crashes)
