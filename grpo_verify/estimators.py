@@ -252,12 +252,14 @@ def aggregate_grpo(per_token_loss: Tensor, completion_mask: Tensor) -> Tensor:
 def aggregate_dr_grpo(per_token_loss: Tensor, completion_mask: Tensor, max_completion_length: int | None = None) -> Tensor:
     """Dr. GRPO aggregation: sum_{i,t} m_it l_it / (N * L), with the constant L = max_completion_length (default T).
 
-    L must be at least the longest completion, else ValueError.
+    L must be at least 1 and at least the longest completion, else ValueError.
     """
     masked, mask = _masked_losses(per_token_loss, completion_mask)
     length = per_token_loss.shape[1] if max_completion_length is None else max_completion_length
+    if length < 1:
+        raise ValueError(f"max_completion_length must be >= 1, got {length}")
     longest = int(mask.sum(dim=1).max().item()) if mask.numel() else 0
-    if length < max(longest, 1):
+    if length < longest:
         raise ValueError(f"max_completion_length = {length} is below the longest completion ({longest} tokens)")
     return masked.sum() / (per_token_loss.shape[0] * length)
 

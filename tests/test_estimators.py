@@ -368,3 +368,122 @@ def test_planted_bug_is_detected(monkeypatch, property_check, name, buggy):
     monkeypatch.setattr(estimators, name, buggy)
     with pytest.raises((AssertionError, pytest.fail.Exception)):
         property_check()
+
+
+# --- exact messages, defaults and boundaries (found by mutation testing, experiments/mutation) ---
+
+
+ERROR_MESSAGES = [
+    pytest.param(lambda: estimators.group_advantages([[0.0, 1.0]]),
+                 "rewards must be a torch.Tensor, got list", id="rewards-not-a-tensor"),
+    pytest.param(lambda: estimators.group_advantages(torch.zeros(4)),
+                 "rewards must have shape (B, R), got shape (4,)", id="rewards-1d"),
+    pytest.param(lambda: estimators.group_advantages(torch.zeros(2, 2, dtype=torch.int64)),
+                 "rewards must be floating point, got torch.int64; convert with rewards.float()", id="rewards-int"),
+    pytest.param(lambda: estimators.group_advantages(torch.zeros(3, 1)),
+                 "each group needs at least R = 2 completions to compare, got R = 1", id="group-of-one"),
+    pytest.param(lambda: estimators.group_advantages(torch.zeros(0, 3)),
+                 "rewards must hold at least one group, got B = 0", id="no-groups"),
+    pytest.param(lambda: estimators.group_advantages(torch.tensor([[0.0, 1.0], [math.nan, 1.0], [0.0, math.inf]])),
+                 "rewards must be finite; NaN or inf in group index(es) [1, 2]", id="non-finite-rewards"),
+    pytest.param(lambda: estimators.group_advantages(torch.tensor([[0.0, 1.0]]), eps=math.inf),
+                 "eps must be finite and >= 0, got inf", id="eps-inf"),
+    pytest.param(lambda: estimators.group_advantages(torch.tensor([[0.0, 1.0]]), kind="ppo"),
+                 "unknown advantage kind 'ppo'; choose one of ('grpo', 'population', 'dr_grpo', 'batch', 'rloo')",
+                 id="advantage-kind"),
+    pytest.param(lambda: estimators.token_advantages(torch.zeros(2, 1, 1), torch.ones(2, 3)),
+                 "sequence advantages must have shape (N,) or (B, R), got (2, 1, 1)", id="advantages-3d"),
+    pytest.param(lambda: estimators.token_advantages(torch.zeros(2), torch.ones(3, 3)),
+                 "completion mask must have shape (2, T), got (3, 3)", id="mask-rows"),
+    pytest.param(lambda: estimators.token_advantages(torch.zeros(2), torch.full((2, 3), 2)),
+                 "completion mask must hold only 0 and 1", id="mask-values"),
+    pytest.param(lambda: estimators.per_token_loss(torch.zeros(2, 3), torch.zeros(2, 2), torch.zeros(2),
+                                                   torch.ones(2, 3)),
+                 "logps and old_logps must share one (N, T) shape, got (2, 3) and (2, 2)", id="old-logps-shape"),
+    pytest.param(lambda: estimators.per_token_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(3),
+                                                   torch.ones(2, 3)),
+                 "need one advantage per sequence: 3 vs N = 2", id="advantage-count"),
+    pytest.param(lambda: estimators.per_token_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2),
+                                                   torch.ones(2, 4)),
+                 "completion mask shape (2, 4) differs from logps shape (2, 3)", id="mask-width"),
+    pytest.param(lambda: estimators.per_token_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2),
+                                                   torch.ones(2, 3), eps_low=1.0),
+                 "need 0 <= eps_low < 1 and eps_high >= 0, got 1.0, None", id="eps-low-one"),
+    pytest.param(lambda: estimators.per_token_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2),
+                                                   torch.ones(2, 3), beta=-0.5),
+                 "beta must be >= 0, got -0.5", id="negative-beta"),
+    pytest.param(lambda: estimators.per_token_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2),
+                                                   torch.ones(2, 3), beta=0.1),
+                 "beta != 0 needs ref_logps of the same (N, T) shape as logps", id="beta-without-reference"),
+    pytest.param(lambda: estimators.aggregate_loss(torch.zeros(3), torch.ones(3)),
+                 "per-token loss must have shape (N, T), got (3,)", id="loss-1d"),
+    pytest.param(lambda: estimators.aggregate_loss(torch.zeros(2, 3), torch.ones(2, 4)),
+                 "completion mask shape (2, 4) differs from loss shape (2, 3)", id="loss-mask-width"),
+    pytest.param(lambda: estimators.aggregate_loss(torch.zeros(1, 3), torch.ones(1, 3), "dr_grpo", 2),
+                 "max_completion_length = 2 is below the longest completion (3 tokens)", id="dr-grpo-length"),
+    pytest.param(lambda: estimators.aggregate_loss(torch.zeros(2, 0), torch.ones(2, 0), "dr_grpo"),
+                 "max_completion_length must be >= 1, got 0", id="dr-grpo-zero-width"),
+    pytest.param(lambda: estimators.aggregate_loss(torch.zeros(1, 3), torch.ones(1, 3), "sum"),
+                 "unknown aggregation kind 'sum'; choose one of ('grpo', 'dr_grpo', 'dapo', 'bnpo')",
+                 id="aggregation-kind"),
+]
+
+
+@pytest.mark.parametrize("call, message", ERROR_MESSAGES)
+def test_bad_input_raises_value_error_with_the_exact_message(call, message):
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert str(raised.value) == message
+
+
+def test_clipping_defaults_to_a_symmetric_0_2():
+    # ratio 1.5 with A = +1 is clipped to 1 + 0.2; ratio 0.5 with A = -1 to 1 - 0.2 (min picks the clipped term).
+    old_logps = torch.zeros(2, 1, dtype=torch.float64)
+    logps = torch.log(torch.tensor([[1.5], [0.5]], dtype=torch.float64))
+    advantages = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    expected_objective = torch.tensor([[1.2], [-0.8]], dtype=torch.float64)
+    assert torch.allclose(estimators.clipped_surrogate(logps, old_logps, advantages), expected_objective,
+                          rtol=0, atol=1e-15)
+    losses = estimators.per_token_loss(logps, old_logps, advantages, torch.ones(2, 1))
+    assert torch.allclose(losses, -expected_objective, rtol=0, atol=1e-15)
+
+
+def test_clipping_range_boundaries():
+    old_logps = torch.zeros(2, 1, dtype=torch.float64)
+    logps = torch.log(torch.tensor([[1.5], [0.5]], dtype=torch.float64))
+    advantages = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    mask = torch.ones(2, 1)
+    # eps = 0 on both sides is allowed: the ratio is clipped to exactly 1, min(rho A, A).
+    losses = estimators.per_token_loss(logps, old_logps, advantages, mask, eps_low=0.0, eps_high=0.0)
+    assert torch.allclose(losses, torch.tensor([[-1.0], [1.0]], dtype=torch.float64), rtol=0, atol=1e-15)
+    for eps_low, eps_high in ((1.0, None), (1.5, None), (-0.1, None), (0.2, -0.1)):
+        with pytest.raises(ValueError, match="eps_low"):
+            estimators.per_token_loss(logps, old_logps, advantages, mask, eps_low=eps_low, eps_high=eps_high)
+
+
+def test_kl_penalty_is_added_to_the_loss():
+    # l = -(rho A - beta * k3) at rho = 1; k3 at logp = log 1/2, ref = log 1/4 is 1/2 - log(1/2) - 1 = log 2 - 1/2.
+    logps = torch.full((1, 1), math.log(0.5), dtype=torch.float64)
+    ref_logps = torch.full((1, 1), math.log(0.25), dtype=torch.float64)
+    loss = estimators.per_token_loss(logps, logps, torch.tensor([2.0], dtype=torch.float64), torch.ones(1, 1),
+                                     beta=0.5, ref_logps=ref_logps)
+    assert math.isclose(loss.item(), -2.0 + 0.5 * (math.log(2) - 0.5), rel_tol=1e-14)
+
+
+def test_aggregation_defaults_grpo_kind_and_padded_width():
+    losses = torch.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], dtype=torch.float64)
+    mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 0]])
+    # grpo: mean over sequences of the per-sequence token mean, ((1 + 2) / 2 + (5 + 6 + 7) / 3) / 2.
+    assert estimators.aggregate_loss(losses, mask).item() == 3.75
+    # dr_grpo: the 21 of valid loss over N * L, with L = T = 4 by default.
+    assert estimators.aggregate_loss(losses, mask, "dr_grpo").item() == 21 / 8
+    assert estimators.aggregate_loss(losses, mask, "dr_grpo", 5).item() == 21 / 10
+    assert estimators.aggregate_loss(losses, mask, "dapo").item() == 21 / 5
+
+
+def test_empty_batch_aggregates_without_error():
+    # N = 0: the 1/N of grpo and dr_grpo is 0/0 = NaN, the token mean's max(1, count) guard gives 0.
+    losses, mask = torch.zeros(0, 3), torch.zeros(0, 3)
+    assert math.isnan(estimators.aggregate_loss(losses, mask, "grpo").item())
+    assert math.isnan(estimators.aggregate_loss(losses, mask, "dr_grpo").item())
+    assert estimators.aggregate_loss(losses, mask, "dapo").item() == 0.0
