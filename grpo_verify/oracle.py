@@ -172,15 +172,16 @@ def _multiset_chunks(num_outcomes: int, group_size: int, probs: Tensor, chunk: i
         if not block:
             return
         indices = torch.tensor(block, dtype=torch.int64)
-        # The tuple is sorted, so equal outcomes are adjacent; the k-th copy of an outcome contributes
-        # a factor k to prod_n m_n!.
-        run = torch.ones(indices.shape[0], dtype=torch.int64)
-        factorials = torch.ones(indices.shape[0], dtype=torch.int64)
+        # The tuple is sorted, so equal outcomes are adjacent. The weight is prod_k (k / c_k) p_{o_k}
+        # (k = 1..R) with c_k the number of copies of o_k among o_1..o_k, since prod_k c_k = prod_n m_n!.
+        # Each partial product is the probability of the multiset o_1..o_k, at most 1, so nothing
+        # overflows for any R (R! itself leaves int64 at R = 21).
+        weights = probs[indices[:, 0]]
+        copies = torch.ones(indices.shape[0], dtype=DTYPE)
         for k in range(1, group_size):
-            run = torch.where(indices[:, k] == indices[:, k - 1], run + 1, torch.ones_like(run))
-            factorials = factorials * run
-        multinomial = math.factorial(group_size) // factorials
-        yield indices, multinomial.to(DTYPE) * probs[indices].prod(dim=1)
+            copies = torch.where(indices[:, k] == indices[:, k - 1], copies + 1, torch.ones_like(copies))
+            weights = weights * ((k + 1) / copies) * probs[indices[:, k]]
+        yield indices, weights
 
 
 def _evaluate(estimator: GroupEstimator, rewards: Tensor, scores: Tensor, indices: Tensor) -> Tensor:

@@ -352,3 +352,231 @@ def test_group_baseline_claimed_unbiased_is_caught_even_for_large_R(group_size):
                       symmetric=True)
     with pytest.raises(AssertionError):
         check_expectation(outcomes, rewards, group_size, dr_grpo_group_gradient(), 1.0, symmetric=True)
+
+
+# --- exact messages, defaults, tolerances and chunking (found by mutation testing, experiments/mutation) --
+
+
+def uniform_outcomes(num_outcomes: int, num_parameters: int = 1):
+    """Outcomes 0..N-1 with probability 1/N each and zero scores (only the enumeration matters)."""
+    from grpo_verify.synthetic import Outcomes
+    return Outcomes(torch.arange(num_outcomes)[:, None], torch.full((num_outcomes,), 1.0 / num_outcomes, dtype=F64),
+                    torch.zeros(num_outcomes, num_parameters, dtype=F64))
+
+
+ORACLE_ERROR_MESSAGES = [
+    pytest.param(lambda o, r: expect_group(o, r[:3], 2, group_gradient()),
+                 "need one reward per outcome, shape (4,); got shape (3,)", id="reward-length"),
+    pytest.param(lambda o, r: expect_group(o, torch.tensor([1.0, math.nan, 0.0, 0.0], dtype=F64), 2,
+                                           group_gradient()),
+                 "rewards must be finite", id="reward-nan"),
+    pytest.param(lambda o, r: expect_group(o.sequences, r, 2, group_gradient()),
+                 "outcomes must be grpo_verify.synthetic.Outcomes, got Tensor", id="not-outcomes"),
+    pytest.param(lambda o, r: expect_group(o, r, 0, group_gradient()),
+                 "group_size must be an int >= 1, got 0", id="group-size-0"),
+    pytest.param(lambda o, r: expect_group(o, r, 2, "not callable"),
+                 "estimator must be callable: f(rewards (C, R), scores (C, R, P), indices (C, R))",
+                 id="not-callable"),
+    # 4^2 = 16 ordered pairs, one chunk of C = 16 groups (not R = 2).
+    pytest.param(lambda o, r: expect_group(o, r, 2, lambda rw, sc, ix: torch.ones(3)),
+                 "the estimator must return a tensor with one row per group, shape (16, ...); got torch.Size([3])",
+                 id="output-rows"),
+    pytest.param(lambda o, r: expect_group(o, r, 2, lambda rw, sc, ix: 1.0),
+                 "the estimator must return a tensor with one row per group, shape (16, ...); got float",
+                 id="output-not-a-tensor"),
+    pytest.param(lambda o, r: expect_group(o, r, 2, lambda rw, sc, ix: rw[:, 0] / 0.0),
+                 "the estimator returned NaN or inf for some group", id="output-inf"),
+    pytest.param(lambda o, r: expect_group(o, r, 2, rollout_term("dr_grpo", rollout=2)),
+                 "rollout 2 does not exist in a group of R = 2", id="rollout-index"),
+    pytest.param(lambda o, r: rollout_term("dr_grpo", rollout=-1),
+                 "rollout must be an int >= 0, got -1", id="negative-rollout"),
+    pytest.param(lambda o, r: rollout_term("batch"),
+                 "kind must be one of ('grpo', 'population', 'dr_grpo', 'rloo'), got 'batch' (batch scaling "
+                 "divides by the std of a whole batch of groups, so it is not a function of one group)",
+                 id="batch-kind"),
+    pytest.param(lambda o, r: group_gradient("grpo", eps=math.inf),
+                 "eps must be finite and >= 0, got inf", id="infinite-eps"),
+    pytest.param(lambda o, r: zero_advantage_indicator("grpo", eps=-1.0),
+                 "eps must be finite and >= 0, got -1.0", id="negative-eps"),
+    pytest.param(lambda o, r: std_scaled_term(0, std="mad"),
+                 "std must be 'sample' or 'population', got 'mad'", id="std-kind"),
+    pytest.param(lambda o, r: score_norm_moment(o, r, -1),
+                 "order must be an int >= 0, got -1", id="order"),
+    pytest.param(lambda o, r: expect_group(o, r, 11, group_gradient()),
+                 "ordered tuples of R = 11 rollouts over N = 4 outcomes: 4194304 groups, more than max_tuples = "
+                 "2000000 (a symmetric estimator could use symmetric=True: multisets are fewer)", id="hint"),
+    # C(7, 4) = 35 multisets: the hint is given when they fit, also exactly.
+    pytest.param(lambda o, r: expect_group(o, r, 4, group_gradient(), max_tuples=35),
+                 "ordered tuples of R = 4 rollouts over N = 4 outcomes: 256 groups, more than max_tuples = 35 "
+                 "(a symmetric estimator could use symmetric=True: multisets are fewer)", id="hint-at-the-limit"),
+    pytest.param(lambda o, r: expect_group(o, r, 4, group_gradient(), max_tuples=34),
+                 "ordered tuples of R = 4 rollouts over N = 4 outcomes: 256 groups, more than max_tuples = 34",
+                 id="no-hint"),
+    pytest.param(lambda o, r: expect_group(o, r, 4, group_gradient(), symmetric=True, max_tuples=34),
+                 "multisets of R = 4 rollouts over N = 4 outcomes: 35 groups, more than max_tuples = 34",
+                 id="multisets"),
+]
+
+
+@pytest.mark.parametrize("call, message", ORACLE_ERROR_MESSAGES)
+def test_bad_input_raises_value_error_with_the_exact_message(small, call, message):
+    outcomes, rewards = small
+    with pytest.raises(ValueError) as raised:
+        call(outcomes, rewards)
+    assert str(raised.value) == message
+
+
+def test_optimal_baseline_message():
+    outcomes = LinearSoftmax(torch.zeros(3, 1, dtype=F64)).enumerate()
+    with pytest.raises(ValueError) as raised:
+        optimal_baseline(outcomes, torch.tensor([1.0, 0.0, 0.0], dtype=F64))
+    assert str(raised.value) == "E[||g||^2] = 0: the score vanishes on every outcome, so every baseline is optimal"
+
+
+def test_enumeration_of_exactly_max_tuples_groups_is_allowed(small):
+    outcomes, rewards = small
+    one = lambda rw, sc, ix: torch.ones(ix.shape[0], dtype=F64)  # noqa: E731
+    assert_close(expect_group(outcomes, rewards, 4, one, symmetric=True, max_tuples=35), 1.0)
+    assert_close(expect_group(outcomes, rewards, 4, one, max_tuples=256), 1.0)
+
+
+def test_rewards_become_float64_whatever_their_input_type(small):
+    outcomes, _ = small
+    # 0.1 as a float64 (as float32 it would be 0.1 + 1.5e-9).
+    for rewards in ([0.1, 0.0, 0.0, 0.0], torch.tensor([0.1, 0.0, 0.0, 0.0], dtype=F64)):
+        assert expected_reward(outcomes, rewards) == float(outcomes.probs[0].item() * 0.1)
+
+
+# A group of R = 3 with rewards (1, 0, 1/2) and one-parameter scores (1, 2, 4): dr_grpo advantages
+# (1/2, -1/2, 0); leave-one-out (3/4, -3/4, 0); sample std 1/2, population std sqrt(1/6).
+GROUP_REWARDS = torch.tensor([[1.0, 0.0, 0.5]], dtype=F64)
+GROUP_SCORES = torch.tensor([[[1.0], [2.0], [4.0]]], dtype=F64)
+GROUP_INDICES = torch.tensor([[0, 1, 2]])
+
+
+# Each estimator is built inside the test (lambda), so the test exercises the defaults it is called with.
+@pytest.mark.parametrize("make_estimator, expected", [
+    (lambda: rollout_term(), 0.5),  # defaults: dr_grpo, rollout 0
+    (lambda: rollout_term("dr_grpo", 1), -1.0),
+    (lambda: group_mean_baseline_term(), 0.5),
+    (lambda: group_mean_baseline_term(1), -1.0),
+    (lambda: leave_one_out_term(), 0.75),
+    (lambda: leave_one_out_term(1), -1.5),
+    (lambda: std_scaled_term(), 0.5 / (0.5 + 1e-4)),  # defaults: rollout 0, sample std, eps 1e-4
+    (lambda: std_scaled_term(1, "population", eps=0.0), -math.sqrt(6)),
+    (lambda: group_gradient(), (0.5 * 1 - 0.5 * 2 + 0) / 3),
+], ids=["rollout-default", "rollout-1", "group-mean-default", "group-mean-1", "loo-default", "loo-1",
+        "std-default", "std-population-1", "group-gradient-default"])
+def test_ready_made_estimators_on_one_group(make_estimator, expected):
+    value = make_estimator()(GROUP_REWARDS, GROUP_SCORES, GROUP_INDICES)
+    assert value.shape == (1, 1)
+    assert math.isclose(value.item(), expected, rel_tol=1e-14)
+
+
+def test_zero_advantage_indicator_default_is_float64_one_for_constant_groups():
+    rewards = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 0.5]], dtype=F64)
+    value = zero_advantage_indicator()(rewards, torch.zeros(2, 3, 1, dtype=F64), torch.zeros(2, 3, dtype=torch.int64))
+    assert value.dtype == F64 and torch.equal(value, torch.tensor([1.0, 0.0], dtype=F64))
+
+
+def test_bool_and_float32_estimators_are_evaluated_in_float64():
+    outcomes = SoftmaxBandit(2, logits=[0.3, -0.2]).enumerate()
+    rewards = torch.tensor([0.0, 1.0], dtype=F64)
+    p = outcomes.probs[1].item()
+    all_succeed = lambda rw, sc, ix: (rw == 1).all(dim=1)  # noqa: E731  (a bool estimator)
+    assert_close(expect_group(outcomes, rewards, 3, all_succeed), p ** 3)
+    assert math.isclose(group_total_variance(outcomes, rewards, 3, all_succeed), p ** 3 * (1 - p ** 3),
+                        rel_tol=1e-12)
+    # A constant float32 estimator has variance 0; squared in float32 first, it would be off by 4e-10.
+    tenth = lambda rw, sc, ix: torch.full((ix.shape[0],), 0.1, dtype=torch.float32)  # noqa: E731
+    assert abs(group_total_variance(outcomes, rewards, 2, tenth)) < 1e-15
+
+
+def test_group_total_variance_of_an_order_dependent_estimator():
+    """Var[1{o_1 = 0}] = p_0 (1 - p_0): the estimator reads the indices and is not symmetric (the default)."""
+    outcomes, rewards = SoftmaxBandit(3, seed=2).enumerate(), torch.tensor([1.0, 0.0, 0.0], dtype=F64)
+    p0 = outcomes.probs[0].item()
+    first_is_zero = lambda rw, sc, ix: (ix[:, 0] == 0).to(F64)  # noqa: E731
+    assert math.isclose(group_total_variance(outcomes, rewards, 2, first_is_zero), p0 * (1 - p0), rel_tol=1e-12)
+    with pytest.raises(EnumerationTooLarge):
+        group_total_variance(outcomes, rewards, 2, first_is_zero, max_tuples=8)  # 3^2 = 9 ordered pairs
+    # symmetric=True enumerates the C(4, 2) = 6 multisets, within max_tuples = 6 where the 9 pairs are not.
+    variance = group_total_variance(outcomes, rewards, 2, group_gradient(), symmetric=True, max_tuples=6)
+    assert math.isclose(variance, group_total_variance(outcomes, rewards, 2, group_gradient()), rel_tol=1e-10)
+
+
+def test_symmetric_enumeration_visits_each_multiset_once():
+    outcomes, rewards = uniform_outcomes(4), torch.zeros(4, dtype=F64)
+    seen = []
+    def record(rw, sc, ix):
+        seen.append(ix.clone())
+        return torch.ones(ix.shape[0], dtype=F64)
+    expect_group(outcomes, rewards, 3, record, symmetric=True)
+    rows = torch.cat(seen[:1] + seen[3:])  # calls 2 and 3 are the symmetry check's permutations
+    assert rows.shape[0] == math.comb(6, 3)
+    assert torch.all(rows[:, 1:] >= rows[:, :-1])
+
+
+def test_large_groups_have_exact_multinomial_weights():
+    """Binary rewards, R = 30 (30! overflows int64): E[#successes] = R p and P(zero advantages) = p^R + q^R (D6)."""
+    outcomes = SoftmaxBandit(2, logits=[0.3, -0.2]).enumerate()
+    rewards = torch.tensor([0.0, 1.0], dtype=F64)
+    p = outcomes.probs[1].item()
+    successes = lambda rw, sc, ix: rw.sum(dim=1)  # noqa: E731
+    for group_size in (14, 21, 30):
+        assert math.isclose(expect_group(outcomes, rewards, group_size, successes, symmetric=True).item(),
+                            group_size * p, rel_tol=1e-13)
+        assert math.isclose(expect_group(outcomes, rewards, group_size, zero_advantage_indicator(),
+                                         symmetric=True).item(),
+                            p ** group_size + (1 - p) ** group_size, rel_tol=1e-12)
+
+
+def test_symmetry_check_on_groups_of_two():
+    bandit = SoftmaxBandit(2, seed=0).enumerate()
+    with pytest.raises(ValueError, match="depends on the order"):
+        expect_group(bandit, torch.tensor([0.0, 1.0], dtype=F64), 2, group_mean_baseline_term(0), symmetric=True)
+    outcomes, rewards = uniform_outcomes(2), torch.zeros(2, dtype=F64)
+    first = lambda c: (lambda rw, sc, ix: c * ix[:, 0].to(F64))  # noqa: E731  order dependence of size c
+    with pytest.raises(ValueError, match="depends on the order"):
+        expect_group(outcomes, rewards, 2, first(1.5e-9), symmetric=True)
+
+
+def test_symmetry_tolerance_is_1e_9_relative_to_one_plus_the_largest_value():
+    outcomes, rewards = uniform_outcomes(2), torch.zeros(2, dtype=F64)
+    # f = offset + c * o_1 on the sorted pairs (0, 0), (0, 1), (1, 1) (weights 1/4, 1/2, 1/4): offset + c / 4.
+    first = lambda c, offset=0.0: (lambda rw, sc, ix: offset + c * ix[:, 0].to(F64))  # noqa: E731
+    assert_close(expect_group(outcomes, rewards, 2, first(0.5e-9), symmetric=True), 0.5e-9 / 4, tol=1e-20)
+    # 1e-7 on values of 1000 is round-off: 1e-9 * (1 + 1000) allows 1e-6.
+    assert_close(expect_group(outcomes, rewards, 2, first(1e-7, 1000.0), symmetric=True), 1000.0 + 1e-7 / 4)
+    # A gap exactly at the tolerance, c = 1e-9 * (1 + c) in float64 arithmetic, is accepted.
+    c = 1e-9 * (1.0 + 1e-9 / (1 - 1e-9))
+    assert c == 1e-9 * (1.0 + c)
+    expect_group(outcomes, rewards, 2, first(c), symmetric=True)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_chunks_gather_at_most_2_pow_22_score_entries(symmetric):
+    """expect_group calls f on chunks of C groups with C * R * P <= 2^22 (32 MiB of float64 scores)."""
+    num_parameters = 2 ** 16
+    outcomes, rewards = uniform_outcomes(8, num_parameters), torch.zeros(8, dtype=F64)
+    rows = []
+    def record(rw, sc, ix):
+        rows.append(sc.shape[0])
+        assert sc.shape[1:] == (2, num_parameters)
+        return torch.ones(ix.shape[0], dtype=F64)
+    assert_close(expect_group(outcomes, rewards, 2, record, symmetric=symmetric), 1.0)
+    if symmetric:
+        rows = rows[:1] + rows[3:]  # without the symmetry check's two calls
+    assert sum(rows) == (36 if symmetric else 64)
+    assert max(rows) * 2 * num_parameters <= 2 ** 22
+
+
+def test_a_group_larger_than_the_chunk_budget_is_evaluated_alone():
+    num_parameters = 2 ** 21 + 1  # R * P > 2^22 for R = 2: one group per chunk
+    outcomes, rewards = uniform_outcomes(2, num_parameters), torch.zeros(2, dtype=F64)
+    rows = []
+    def record(rw, sc, ix):
+        rows.append(ix.shape[0])
+        return torch.ones(ix.shape[0], dtype=F64)
+    assert_close(expect_group(outcomes, rewards, 2, record), 1.0)
+    assert rows == [1, 1, 1, 1]
