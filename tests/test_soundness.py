@@ -247,6 +247,17 @@ def lemma_mutated_after_check() -> Result:
     return _cite(x + 1, sp.Integer(1), ([trivial], sp.Integer(1)))
 
 
+def cite_positive_atom_hypothesis_not_implied() -> Result:
+    absolute = lemma(sp.Abs(x - 1), x - 1, pos(x - 1))
+    return _cite(sp.Abs(x - 1) + 1, x, ([absolute], x), pos(x))  # x > 0 does not give x - 1 > 0
+
+
+def cite_lemma_hypothesis_fails_at_a_range_value() -> Result:
+    absolute = lemma(sp.Abs(R - 2), R - 2, cond(R >= 2))
+    return claim(sp.Abs(R - 2) + 1, R - 1, steps=(Step(R - 1, "cited lemma", using=(absolute,)),),
+                 for_each=ForEach.range(R, 1, 3))  # R = 1: |-1| + 1 = 2 != 0
+
+
 def cite_vacuous_range_lemma() -> Result:
     # every value of the range is excluded by the lemma's own condition: it proves nothing
     vacuous = lemma(x, sp.Integer(0), cond(R > 10), for_each=ForEach.range(R, 2, 4))
@@ -374,6 +385,9 @@ FALSE_CASES: list[tuple[str, Build]] = [
         sp.Integral(1 / x, (x, -1, 1)), 0, "=", pos(x))),  # diverges at 0
     ("partial-piecewise_branch_with_pole", lambda: claim(
         sp.Piecewise((1 / x, x >= 0), (0, True)), -1, ">")),  # x = 0: 1/0 in the branch taken
+    ("partial-product_index_is_not_the_free_j", lambda: claim(
+        sp.Product(unevaluated_quotient(j, j), (j, 0, 2)), 1, "=", cond(sp.Ne(j, 0)))),  # factor j = 0: 0/0
+    ("partial-undefined_equals_itself", lambda: claim(1 / x, 1 / x)),  # x = 0: both sides undefined
     # -- 2. exact root isolation ------------------------------------------------------------------
     ("roots-square_above_1e-90", lambda: claim((x - 1)**2, sp.Rational(1, 10**90), ">=", on(x, 0, 2))),  # x = 1
     ("roots-near_double_root_1e-150", lambda: claim(
@@ -405,6 +419,7 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("roots-bivariate_square_above_1e-90", lambda: claim(
         (x - y)**2, sp.Rational(1, 10**90), ">=", on(x, 0, 1), on(y, 0, 1))),  # x = y = 1/2
     ("roots-high_power_above_tiny", lambda: claim(x**20, sp.Rational(1, 10**300), ">=", on(x, -1, 1))),  # x = 0
+    ("roots-large_odd_power_nonnegative", lambda: claim(x**1001, 0, ">=", on(x, -1, 1))),  # x = -1
     ("roots-algebraic_double_root", lambda: claim(
         (x - sp.sqrt(2))**2, sp.Rational(1, 10**50), ">=", on(x, 1, 2))),  # x = sqrt 2
 
@@ -433,6 +448,8 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("cite-lemma_about_free_index_inside_sum", cite_lemma_about_free_index_inside_sum),  # n = 1: 2 != 0
     ("cite-mutual_citation", mutual_citation),  # every x: x != x + 1
     ("cite-lemma_mutated_after_check", lemma_mutated_after_check),  # x = 1: 2 != 1
+    ("cite-positive_atom_hypothesis_not_implied", cite_positive_atom_hypothesis_not_implied),  # x = 1/2
+    ("cite-lemma_hypothesis_fails_at_a_range_value", cite_lemma_hypothesis_fails_at_a_range_value),  # R = 1
     # -- 4. assumptions not shown or not checked --------------------------------------------------
     ("assume-real_p_on_closed_unit_interval_positive", lambda: claim(p, 0, ">", on(p, 0, 1))),  # p = 0
     ("assume-contradictory_positive_atom", lambda: claim(sp.Abs(x), x, "=", pos(x), cond(x < 0))),
@@ -494,6 +511,8 @@ FALSE_CASES: list[tuple[str, Build]] = [
         sp.Sum(j**2, (j, 1, nn)), 0, "<", cond(sp.Sum(j**2, (j, 1, nn)) < 0))),  # a sum of squares is >= 0
     ("assume-positive_atom_atan_above_two", lambda: claim(
         sp.Abs(sp.atan(x) - 2), sp.atan(x) - 2, "=", pos(sp.atan(x) - 2))),  # atan x - 2 < 0; x = 0: 2 != -2
+    ("assume-positive_atom_is_the_number_zero", lambda: claim(0, 0, ">", pos(sp.Integer(0)))),  # 0 > 0 is false
+    ("assume-positive_atom_is_minus_one", lambda: claim(-1, 0, ">", pos(sp.Integer(-1)))),  # -1 > 0 is false
     # -- 5. sums, products, limits and infinities -------------------------------------------------
     ("sums-divergent_ones_cancel", lambda: claim(
         sp.Sum(1, (j, 1, sp.oo)) - sp.Sum(1, (i, 1, sp.oo)), 0)),  # oo - oo: both sums diverge
@@ -624,6 +643,8 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("branch-atan2_is_atan", lambda: claim(sp.atan2(y, x), sp.atan(y / x))),  # x = -1, y = 0: pi vs 0
     ("branch-atan_of_reciprocal", lambda: claim(sp.atan(x) + sp.atan(1 / x), sp.pi / 2)),  # x = -1: -pi/2
     ("branch-root_of_square_on_interval", lambda: claim(sp.sqrt(x**2), x, "=", on(x, -1, 1))),  # x = -1
+    ("branch-cube_root_nonnegative", lambda: claim(x**sp.Rational(1, 3), 0, ">=", on(x, -1, 1))),
+    # ^ x = -1: the principal cube root of -1 is not real, and the real one is -1 < 0
     # -- integers versus reals --------------------------------------------------------------------
     ("integer-square_at_least_real_n", lambda: claim(p**2, p, ">=")),  # p = 1/2: 1/4 < 1/2
     ("integer-sin_pi_real", lambda: claim(sp.sin(sp.pi * p), 0)),  # p = 1/2: 1
