@@ -33,10 +33,11 @@ logit = sp.IndexedBase("theta", real=True)  # softmax logits theta_1..theta_K
 th1, th2, th3 = sp.symbols("theta_1 theta_2 theta_3", real=True)
 
 POSITIVE = Assumption("every outcome has probability $\\pi(a, \\theta) > 0$ (so its log is defined)")
-NORMALISED = Assumption("the probabilities sum to one for every $\\theta$: $\\sum_{a=1}^{K} \\pi(a, \\theta) = 1$")
+normalisation = (sp.Sum(pi(a, theta), (a, 1, K)), sp.Integer(1))
+NORMALISED = Assumption("the probabilities sum to one for every $\\theta$: $\\sum_{a=1}^{K} \\pi(a, \\theta) = 1$",
+                        equation=normalisation)
 CONSTANT_BASELINE = Assumption("the baseline $b$ does not depend on the outcome $a$ (it may depend on $\\theta$ "
                                "and on other, independent samples)")
-normalisation = (sp.Sum(pi(a, theta), (a, 1, K)), sp.Integer(1))
 
 
 def expected(body: sp.Expr) -> sp.Expr:
@@ -75,7 +76,7 @@ baseline_has_zero_expected_score = Result(
         Step(b * sp.Derivative(sp.Sum(pi(a, theta), (a, 1, K)), theta), "derivative of a finite sum",
              "Exchange the finite sum and the derivative."),
         Step(sp.Integer(0), "normalisation", "The probabilities sum to the constant 1 for every $\\theta$.",
-             using=(normalisation,)),
+             using=(NORMALISED,)),
     ),
 )
 
@@ -157,17 +158,19 @@ baseline_has_zero_expected_score_softmax_K3 = Result(
 # -- softmax with K logits, symbolic K ------------------------------------------------------------
 _softmax_K = lambda x: sp.exp(logit[x]) / sp.Sum(sp.exp(logit[c]), (c, 1, K))  # noqa: E731
 
+B_IN_RANGE = Assumption("$1 \\le b \\le K$, written $K = b + n$ with $n \\ge 0$", equation=(K, b_idx + n))
+
 softmax_log_derivative_is_delta_minus_probability = Result(
     name="softmax_log_derivative_is_delta_minus_probability",
     doc="For the softmax over $K$ logits, $\\partial \\log \\pi_a / \\partial \\theta_b = \\delta_{ab} - \\pi_b$ "
         "for every $1 \\le b \\le K$ (symbolic $K$).",
     lhs=sp.Derivative(sp.log(_softmax_K(a)), logit[b_idx]),
     rhs=sp.KroneckerDelta(a, b_idx) - _softmax_K(b_idx),
-    assumptions=(Assumption("$1 \\le b \\le K$, written $K = b + n$ with $n \\ge 0$"),),
+    assumptions=(B_IN_RANGE,),
     rule="differentiation",
     why="$\\log \\pi_a = \\theta_a - \\log \\sum_c e^{\\theta_c}$ and $\\partial \\theta_c / \\partial \\theta_b = "
         "\\delta_{bc}$; the index $b$ lies in the range of the sum.",
-    using=((K, b_idx + n),),
+    using=(B_IN_RANGE,),
 )
 
 # -- autoregressive factorisation -----------------------------------------------------------------

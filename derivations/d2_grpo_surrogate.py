@@ -91,7 +91,8 @@ clip_interval_parametrisation_is_onto = Result(
         "$w = (1 + \\varepsilon - \\rho)/(\\rho - 1 + \\varepsilon) > 0$; in particular $\\rho(1) = 1$.",
     lhs=inside.subs(w, (1 + veps - rho) / (rho - 1 + veps)),
     rhs=rho,
-    assumptions=(CLIP, Assumption("$1 - \\varepsilon < \\rho < 1 + \\varepsilon$")),
+    assumptions=(CLIP, Assumption("$1 - \\varepsilon < \\rho < 1 + \\varepsilon$",
+                                  sp.And(1 - veps < rho, rho < 1 + veps))),
     rule="cancel", why="Solve $\\rho = 1 - \\varepsilon + 2\\varepsilon/(1 + w)$ for $w$.",
 )
 
@@ -130,7 +131,8 @@ clipped_term_has_slope_A_at_ratio_one = Result(
     steps=(
         Step(sp.Subs(sp.Derivative(inside * adv, w) / sp.Derivative(inside, w), w, 1),
              "clipped_term_equals_ratio_term_inside_clip_interval",
-             "The two functions agree on the whole interval, so their derivatives agree."),
+             "The two functions agree for every $w > 0$, an open set containing $w = 1$, so their derivatives "
+             "agree there.", using=(clipped_term_equals_ratio_term_inside_clip_interval,)),
         Step(adv, "differentiation", "The factor $A$ is constant."),
     ),
 )

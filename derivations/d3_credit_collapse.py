@@ -22,6 +22,7 @@ import sympy as sp
 
 from .notation import R, advantage, eps, i, r, sample_std, t
 from grpo_verify.proof import Assumption, ForEach, Remark, Result
+from grpo_verify.proof.matrices import MatrixRank
 
 # -- symbols local to this family -----------------------------------------------------------------
 u = sp.Symbol("u", integer=True, positive=True)  # position summed over in a return-to-go
@@ -35,22 +36,6 @@ reward_nonzero = sp.Symbol("r_i", real=True, nonzero=True)  # a nonzero outcome 
 step_reward = sp.IndexedBase("r", real=True)  # step_reward[u]: per-step reward of one rollout (GAE example)
 V = sp.IndexedBase("V", real=True)  # V[u]: critic value before token u; V[T + 1] = 0
 sequence_advantage = advantage(i, sample_std())  # A_i = (r_i - rbar)/(s + eps)
-
-
-class MatrixRank(sp.Function):
-    """rank(M), evaluated exactly by ``doit`` once the argument is an explicit matrix."""
-
-    nargs = 1
-
-    def doit(self, **hints):
-        arg = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
-        if isinstance(arg, sp.MatrixBase):
-            return sp.Integer(sp.Matrix(arg).rank(simplify=True))
-        return self.func(arg)
-
-    def _latex(self, printer, exp=None):
-        body = r"\operatorname{rank}\left(%s\right)" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
 
 
 class PrefixIndicators(sp.Function):
@@ -69,11 +54,14 @@ class PrefixIndicators(sp.Function):
         return body if exp is None else r"%s^{%s}" % (body, exp)
 
 
-VALID = Assumption("$t$ is a valid position, $1 \\le t \\le T_i = |o_i|$, written $T_i = t + n$ with $n \\ge 0$")
-valid_position = (T_i, t + n)
+VALID = Assumption("$t$ is a valid position, $1 \\le t \\le T_i = |o_i|$, written $T_i = t + n$ with $n \\ge 0$",
+                   equation=(T_i, t + n))
 OUTCOME_ONLY = Assumption("outcome-only reward: the per-token reward of rollout $i$ at position $u$ is "
                           "$r_i \\delta_{u T_i}$")
 mask = sp.Piecewise((1, t <= T_i), (0, True))  # m_{i,t}
+SCALE_POSITIVE = Assumption("the group's scale is positive, $s + \\epsilon > 0$ (a positive stabiliser $\\epsilon$, "
+                            "or rewards that are not all equal)",
+                            condition=sp.Gt(sample_std() + eps, 0))
 
 # -- outcome-only reward: every valid token gets A_i ------------------------------------------------
 token_advantage_equals_sequence_advantage_under_outcome_reward = Result(
@@ -82,9 +70,9 @@ token_advantage_equals_sequence_advantage_under_outcome_reward = Result(
         "position $t \\le |o_i|$.",
     lhs=sequence_advantage * mask,
     rhs=sequence_advantage,
-    assumptions=(VALID,),
+    assumptions=(VALID, SCALE_POSITIVE),
     rule="the mask is 1 at valid positions",
-    using=(valid_position,),
+    using=(VALID,),
 )
 
 undiscounted_return_to_go_of_outcome_reward_is_final_reward = Result(
@@ -95,7 +83,7 @@ undiscounted_return_to_go_of_outcome_reward_is_final_reward = Result(
     rhs=r[i],
     assumptions=(VALID, OUTCOME_ONLY),
     rule="the delta picks $u = T_i$, which lies in $[t, T_i]$",
-    using=(valid_position,),
+    using=(VALID,),
 )
 
 normalised_return_to_go_equals_sequence_advantage_under_outcome_reward = Result(
@@ -104,10 +92,10 @@ normalised_return_to_go_equals_sequence_advantage_under_outcome_reward = Result(
         "equals the sequence advantage $A_i$ at every valid position under an outcome-only reward.",
     lhs=sp.Sum(sequence_advantage * sp.KroneckerDelta(u, T_i), (u, t, T_i)),
     rhs=sequence_advantage,
-    assumptions=(VALID, OUTCOME_ONLY, Assumption("$R \\ge 2$", R >= 2)),
+    assumptions=(VALID, OUTCOME_ONLY, Assumption("$R \\ge 2$", R >= 2, context=True), SCALE_POSITIVE),
     rule="the delta picks $u = T_i$, which lies in $[t, T_i]$",
     why="The only nonzero normalised reward of rollout $i$ is $(r_i - \\bar r)/(s + \\epsilon) = A_i$, at $u = T_i$.",
-    using=(valid_position,),
+    using=(VALID,),
 )
 
 # -- contrast 1: discounting --------------------------------------------------------------------------
@@ -118,7 +106,7 @@ discounted_return_to_go_of_outcome_reward_is_gamma_power = Result(
     rhs=gamma ** (T_i - t) * r[i],
     assumptions=(VALID, OUTCOME_ONLY),
     rule="the delta picks $u = T_i$",
-    using=(valid_position,),
+    using=(VALID,),
 )
 
 discounted_return_to_go_differs_along_completion = Result(
@@ -128,13 +116,19 @@ discounted_return_to_go_differs_along_completion = Result(
     lhs=(gamma ** (T_i - t) * reward_nonzero).subs({gamma: sp.Rational(1, 2), T_i: 3, t: 1}),
     rhs=(gamma ** (T_i - t) * reward_nonzero).subs({gamma: sp.Rational(1, 2), T_i: 3, t: 3}),
     relation="!=",
-    assumptions=(Assumption("$r_i \\ne 0$"),),
+    assumptions=(Assumption("$r_i \\ne 0$", context=True),),
     rule="exact evaluation", why="$r_i/4 - r_i = -3 r_i/4 \\ne 0$.",
 )
 
 # -- contrast 2: GAE with T = 3 ------------------------------------------------------------------------
 GAE_T = 3
-terminal_value = (V[GAE_T + 1], 0)
+TERMINAL_VALUE = Assumption("the terminal value is $V_4 = 0$", equation=(V[GAE_T + 1], sp.Integer(0)))
+
+
+def _setting(values: dict, text: str) -> tuple[Assumption, ...]:
+    """One equation assumption per fixed value of a concrete example."""
+    return tuple(Assumption(f"{text}: ${sp.latex(key)} = {sp.latex(value)}$", equation=(key, sp.sympify(value)))
+                 for key, value in values.items())
 
 
 def _td_error(pos: sp.Expr) -> sp.Expr:
@@ -147,8 +141,8 @@ def gae(pos: int) -> sp.Expr:
     return sp.Sum((gamma * lam) ** ell * _td_error(pos + ell), (ell, 0, GAE_T - pos))
 
 
-GAE_SETTING = Assumption("a completion of length $T = 3$ with per-step rewards $r_u$, critic values $V_u$ "
-                         "and terminal value $V_4 = 0$")
+GAE_SETTING = Assumption("a completion of length $T = 3$ with per-step rewards $r_u$ and critic values $V_u$",
+                         context=True)
 
 gae_satisfies_backward_recursion = Result(
     name="gae_satisfies_backward_recursion",
@@ -157,9 +151,9 @@ gae_satisfies_backward_recursion = Result(
     lhs=sp.ImmutableMatrix([gae(1), gae(2), gae(3)]),
     rhs=sp.ImmutableMatrix([_td_error(1) + gamma * lam * gae(2), _td_error(2) + gamma * lam * gae(3),
                             _td_error(3)]),
-    assumptions=(GAE_SETTING,),
+    assumptions=(GAE_SETTING, TERMINAL_VALUE),
     rule="split off the $l = 0$ term and shift the index",
-    using=(terminal_value,),
+    using=(TERMINAL_VALUE,),
 )
 
 gae_with_unit_gamma_lambda_is_return_to_go_minus_value = Result(
@@ -167,15 +161,16 @@ gae_with_unit_gamma_lambda_is_return_to_go_minus_value = Result(
     doc="With $\\gamma = \\lambda = 1$ the GAE advantage telescopes to $\\sum_{u \\ge t} r_u - V_t$ ($T = 3$).",
     lhs=sp.ImmutableMatrix([gae(1), gae(2), gae(3)]).subs({gamma: 1, lam: 1}),
     rhs=sp.ImmutableMatrix([sum(step_reward[v] for v in range(p, GAE_T + 1)) - V[p] for p in (1, 2, 3)]),
-    assumptions=(GAE_SETTING,),
+    assumptions=(GAE_SETTING, TERMINAL_VALUE),
     rule="telescoping sum",
-    using=(terminal_value,),
+    using=(TERMINAL_VALUE,),
 )
 
 _outcome_only_constant_critic = {step_reward[1]: 0, step_reward[2]: 0, step_reward[3]: 1,
                                  V[1]: sp.Rational(1, 2), V[2]: sp.Rational(1, 2), V[3]: sp.Rational(1, 2),
                                  V[4]: 0}
 _outcome_only_parameters = {gamma: 1, lam: sp.Rational(1, 2)}
+OUTCOME_ONLY_CONSTANT_CRITIC = _setting(_outcome_only_constant_critic, "outcome-only reward, constant critic")
 
 gae_token_advantages_differ_under_outcome_reward = Result(
     name="gae_token_advantages_differ_under_outcome_reward",
@@ -184,13 +179,14 @@ gae_token_advantages_differ_under_outcome_reward = Result(
     lhs=gae(1).subs(_outcome_only_parameters),
     rhs=gae(2).subs(_outcome_only_parameters),
     relation="!=",
-    assumptions=(GAE_SETTING,),
+    assumptions=(GAE_SETTING, *OUTCOME_ONLY_CONSTANT_CRITIC),
     rule="exact evaluation", why="$\\delta_1 = \\delta_2 = 0$, $\\delta_3 = 1/2$, so $A_t = \\lambda^{3-t}/2$.",
-    using=tuple(_outcome_only_constant_critic.items()),
+    using=OUTCOME_ONLY_CONSTANT_CRITIC,
 )
 
 _per_step_rewards_no_critic = {step_reward[1]: 1, step_reward[2]: 0, step_reward[3]: 0,
                                V[1]: 0, V[2]: 0, V[3]: 0, V[4]: 0}
+PER_STEP_REWARDS_NO_CRITIC = _setting(_per_step_rewards_no_critic, "per-step rewards, no critic")
 
 gae_token_advantages_differ_under_per_step_rewards = Result(
     name="gae_token_advantages_differ_under_per_step_rewards",
@@ -199,9 +195,9 @@ gae_token_advantages_differ_under_per_step_rewards = Result(
     lhs=gae(1).subs({gamma: 1, lam: 1}),
     rhs=gae(2).subs({gamma: 1, lam: 1}),
     relation="!=",
-    assumptions=(GAE_SETTING,),
+    assumptions=(GAE_SETTING, *PER_STEP_REWARDS_NO_CRITIC),
     rule="exact evaluation", why="$A_t = \\sum_{u \\ge t} r_u$.",
-    using=tuple(_per_step_rewards_no_critic.items()),
+    using=PER_STEP_REWARDS_NO_CRITIC,
 )
 
 # -- the rank of the token-advantage matrix -------------------------------------------------------------

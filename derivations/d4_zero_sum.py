@@ -18,6 +18,9 @@ n_plus = sp.Symbol("k", positive=True, integer=True)  # successes, 0 < k < R
 n_minus = sp.Symbol("m", positive=True, integer=True)  # failures m = R - k > 0
 
 GROUP = Assumption("R >= 2 rollouts per group", R >= 2)
+GROUP_SETTING = GROUP.as_context()  # where the identity holds for every R >= 1
+S2_DEFINED = Assumption("the rewards are not all equal; write $S_2 = \\sum_j (r_j - \\bar r)^2 > 0$",
+                        equation=(centred_sum_of_squares(), S2))
 MIXED = Assumption("the group has k successes and m = R - k failures, k >= 1 and m >= 1")
 
 centred_advantages_sum_to_zero = Result(
@@ -25,7 +28,7 @@ centred_advantages_sum_to_zero = Result(
     doc="The centred rewards r_i - rbar of any group sum to zero.",
     lhs=sp.Sum(r[i] - group_mean(), (i, 1, R)),
     rhs=sp.Integer(0),
-    assumptions=(GROUP,),
+    assumptions=(GROUP_SETTING,),
     steps=(
         Step(sp.Sum(r[i], (i, 1, R)) - R * group_mean(), "linearity of the sum",
              "The mean is constant in i, so summing it R times gives R times the mean."),
@@ -55,11 +58,11 @@ squared_sample_std_advantages_sum_to_R_minus_1 = Result(
     doc="With the sample (Bessel) std s > 0 and eps = 0 the squared advantages sum to R - 1.",
     lhs=sp.Sum(((r[i] - group_mean()) / sp.sqrt(centred_sum_of_squares() / (R - 1))) ** 2, (i, 1, R)),
     rhs=R - 1,
-    assumptions=(GROUP, Assumption("the rewards are not all equal, so S_2 = sum_j (r_j - rbar)^2 > 0")),
+    assumptions=(GROUP_SETTING, S2_DEFINED),
     steps=(
         Step(sp.Sum((r[i] - group_mean()) ** 2, (i, 1, R)) * (R - 1) / centred_sum_of_squares(),
              "linearity of the sum", "s^2 = S_2/(R - 1) is common to the group."),
-        Step(S2 * (R - 1) / S2, "definition of S_2", using=((centred_sum_of_squares(), S2),)),
+        Step(S2 * (R - 1) / S2, "definition of S_2", using=(S2_DEFINED,)),
         Step(R - 1, "cancellation", "S_2 > 0."),
     ),
 )
@@ -69,11 +72,11 @@ squared_population_std_advantages_sum_to_R = Result(
     doc="With the population std sigma > 0 and eps = 0 the squared advantages sum to R.",
     lhs=sp.Sum(((r[i] - group_mean()) / sp.sqrt(centred_sum_of_squares() / R)) ** 2, (i, 1, R)),
     rhs=R,
-    assumptions=(GROUP, Assumption("the rewards are not all equal, so S_2 > 0")),
+    assumptions=(GROUP_SETTING, S2_DEFINED),
     steps=(
         Step(sp.Sum((r[i] - group_mean()) ** 2, (i, 1, R)) * R / centred_sum_of_squares(),
              "linearity of the sum", "sigma^2 = S_2/R is common to the group."),
-        Step(S2 * R / S2, "definition of S_2", using=((centred_sum_of_squares(), S2),)),
+        Step(S2 * R / S2, "definition of S_2", using=(S2_DEFINED,)),
         Step(R, "cancellation", "S_2 > 0."),
     ),
 )
@@ -85,7 +88,8 @@ k = n_plus
 m = n_minus
 BINARY = Assumption("binary rewards, $k$ successes among $R$ rollouts, $0 < k < R$; write $m = R - k$", k < R,
                     positive=k + m - 1)
-R_IS_K_PLUS_M = (R, k + m)
+R_IS_K_PLUS_M = Assumption("$R = k + m$", equation=(R, k + m))
+BINARY_SETTING = BINARY.as_context()  # where R = k + m with k, m >= 1 already gives 0 < k < R
 
 
 def binary_centred_rewards(successes: sp.Basic = k, size: sp.Basic = R) -> tuple[sp.Expr, sp.Expr]:
@@ -111,7 +115,7 @@ binary_group_mean_is_success_fraction = Result(
     doc="A group with $k$ successes has mean reward $k/R$.",
     lhs=(sp.Sum(1, (i, 1, k)) + sp.Sum(0, (i, k + 1, R))) / R,
     rhs=k / R,
-    assumptions=(GROUP, BINARY),
+    assumptions=(GROUP_SETTING, BINARY),
     rule="sum of the rewards, split at k", why="The first k rewards are 1, the remaining R - k are 0.",
 )
 
@@ -120,7 +124,7 @@ binary_sum_of_squares_is_k_times_failures_over_R = Result(
     doc="A group with $k$ successes has $S_2 = \\sum_j (r_j - \\bar r)^2 = k (R - k)/R$.",
     lhs=sp.Sum(binary_centred_rewards()[0] ** 2, (i, 1, k)) + sp.Sum(binary_centred_rewards()[1] ** 2, (i, k + 1, R)),
     rhs=k * (R - k) / R,
-    assumptions=(GROUP, BINARY),
+    assumptions=(GROUP_SETTING, BINARY),
     rule="sum split at k", why="Successes contribute $(1 - k/R)^2$ each, failures $(k/R)^2$ each.",
 )
 
@@ -130,7 +134,7 @@ binary_sample_std_advantages_closed_form = Result(
         "$a_- = -\\sqrt{(R-1)k/(R(R-k))}$, written as the pair $(a_+, a_-)$.",
     lhs=sp.ImmutableMatrix([binary_advantages("sample")]),
     rhs=sp.ImmutableMatrix([[sp.sqrt((R - 1) * (R - k) / (R * k)), -sp.sqrt((R - 1) * k / (R * (R - k)))]]),
-    assumptions=(GROUP, BINARY),
+    assumptions=(GROUP_SETTING, BINARY_SETTING, R_IS_K_PLUS_M),
     rule="definition with $s^2 = S_2/(R-1)$", why="Divide the centred rewards by $s = \\sqrt{k(R-k)/(R(R-1))}$.",
     using=(R_IS_K_PLUS_M,),
 )
@@ -140,7 +144,7 @@ binary_population_std_advantages_closed_form = Result(
     doc="With the population std and $\\epsilon = 0$: $a_+ = \\sqrt{(R-k)/k}$ and $a_- = -\\sqrt{k/(R-k)}$.",
     lhs=sp.ImmutableMatrix([binary_advantages("population")]),
     rhs=sp.ImmutableMatrix([[sp.sqrt((R - k) / k), -sp.sqrt(k / (R - k))]]),
-    assumptions=(GROUP, BINARY),
+    assumptions=(GROUP_SETTING, BINARY_SETTING, R_IS_K_PLUS_M),
     rule="definition with $\\sigma^2 = S_2/R$", why="Divide the centred rewards by $\\sigma = \\sqrt{k(R-k)}/R$.",
     using=(R_IS_K_PLUS_M,),
 )
@@ -150,7 +154,7 @@ binary_advantages_balance = Result(
     doc="For every scale convention and every $\\epsilon \\ge 0$: $k a_+ + (R - k) a_- = 0$.",
     lhs=k * binary_centred_rewards()[0] / c + (R - k) * binary_centred_rewards()[1] / c,
     rhs=sp.Integer(0),
-    assumptions=(GROUP, BINARY, Assumption("the group's common scale $c = s + \\epsilon$ (or 1) is positive")),
+    assumptions=(GROUP_SETTING, BINARY_SETTING, Assumption("the group's common scale $c = s + \\epsilon$ (or 1) is positive")),
     steps=(
         Step((k * (1 - k / R) - (R - k) * k / R) / c, "common denominator", "The scale is shared by the group."),
         Step(sp.Integer(0) / c, "arithmetic", "$k - k^2/R - k + k^2/R = 0$."),
@@ -165,7 +169,7 @@ degenerate_group_has_zero_centred_rewards = Result(
         "$\\epsilon > 0$ every advantage is exactly 0 and the group contributes no gradient.",
     lhs=v - sp.Sum(v, (j, 1, R)) / R,
     rhs=sp.Integer(0),
-    assumptions=(GROUP, Assumption("$r_j = v$ for every $j$")),
+    assumptions=(GROUP_SETTING, Assumption("$r_j = v$ for every $j$")),
     rule="the mean of a constant", why="$\\sum_j v = R v$.",
 )
 

@@ -45,6 +45,7 @@ class Ex(sp.Function):
     """
 
     nargs = 1
+    is_real = True  # the expectation of a real random variable with finite support
 
     def doit(self, **hints):
         arg = self.args[0]
@@ -83,18 +84,22 @@ others = sp.Sum(Ex(r[j] * g[i]) * (1 - delta), (j, 1, R))  # sum over j != i of 
 others_factored = sp.Sum(Ex(r[j]) * Ex(g[i]) * (1 - delta), (j, 1, R))
 
 GROUP = Assumption("$R \\ge 2$ rollouts drawn i.i.d. from $\\pi_\\theta$", R >= 2)
-INDEX = Assumption("$1 \\le i \\le R$; write $R = i + n$ with $n \\ge 0$", i <= R)
-INDEPENDENCE = (others, others_factored)  # E[r_j g_i] = E[r_j] E[g_i] for j != i
-MEAN_ZERO_SCORE = (Ex(g[i]), sp.Integer(0))  # E[g] = 0 (D1: a constant baseline adds nothing)
-SCORE_FUNCTION = (E_diag, G)  # E[r_i g_i] = E[r g] = grad J for every i (identical distribution, D1)
-SIFT = (R, i + n)
+INDEX = Assumption("$1 \\le i \\le R$", i <= R)
+SIFT = Assumption("write $R = i + n$ with $n \\ge 0$ (so $1 \\le i \\le R$)", equation=(R, i + n))
+INDEPENDENCE = Assumption("different rollouts are independent: $\\sum_{j \\ne i} E[r_j g_i] = "
+                          "\\sum_{j \\ne i} E[r_j] E[g_i]$", equation=(others, others_factored))
+MEAN_ZERO_SCORE = Assumption("the score has mean zero, $E[g_i] = 0$ (D1)", equation=(Ex(g[i]), sp.Integer(0)))
+SCORE_FUNCTION = Assumption("each rollout is distributed as $\\pi_\\theta$, so $E[r_i g_i] = E[r g] = \\nabla J$ (D1)",
+                            equation=(E_diag, G))
+# R >= 2 and i <= R say where the identities are meant; R = i + n with n >= 0 already gives i <= R
+EXPECTATION_ALGEBRA = (GROUP.as_context(), INDEX.as_context(), SIFT, INDEPENDENCE, MEAN_ZERO_SCORE, SCORE_FUNCTION)
 
 group_baseline_gradient_is_shrunk_by_R_minus_1_over_R = Result(
     name="group_baseline_gradient_is_shrunk_by_R_minus_1_over_R",
     doc="With the group-mean baseline $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R} \\nabla J$ for every rollout $i$.",
     lhs=Ex((r[i] - group_mean()) * g[i]),
     rhs=(R - 1) / R * G,
-    assumptions=(GROUP, INDEX),
+    assumptions=EXPECTATION_ALGEBRA,
     steps=(
         Step(E_diag - sp.Sum(Ex(r[j] * g[i]), (j, 1, R)) / R, "linearity of expectation",
              "Expand the product and exchange $E$ with the finite sum over $j$."),
@@ -119,7 +124,7 @@ leave_one_out_baseline_is_unbiased = Result(
         "$E[(r_i - \\frac{1}{R-1} \\sum_{j \\ne i} r_j) g_i] = \\nabla J$.",
     lhs=Ex((r[i] - leave_one_out_sum / (R - 1)) * g[i]),
     rhs=G,
-    assumptions=(GROUP, INDEX, Assumption("$R - 1 > 0$", positive=R - 1)),
+    assumptions=(GROUP, *EXPECTATION_ALGEBRA[1:]),  # R >= 2: the leave-one-out mean divides by R - 1
     steps=(
         Step(E_diag - (sp.Sum(Ex(r[j] * g[i]), (j, 1, R)) - E_diag) / (R - 1), "linearity of expectation",
              "Expand the product and exchange $E$ with the finite sum over $j$."),
@@ -212,6 +217,9 @@ function_on_zero_one_is_affine = Result(
     rule="evaluate at both points", why="Both sides agree at $x = 0$ and at $x = 1$.",
 )
 
+BINARY_REWARD = Assumption("$r_i \\in \\{0, 1\\}$, so $h(r_i) = h(0) + (h(1) - h(0)) r_i$ "
+                           "(function_on_zero_one_is_affine)", equation=(h(r[i]), h(0) + (h(1) - h(0)) * r[i]))
+
 binary_reward_scaled_gradient_is_rescaled_policy_gradient = Result(
     name="binary_reward_scaled_gradient_is_rescaled_policy_gradient",
     doc="For binary rewards, $E[g_i h(r_i)] = (h(1) - h(0)) \\nabla J$ for any $h$; with "
@@ -219,10 +227,10 @@ binary_reward_scaled_gradient_is_rescaled_policy_gradient = Result(
         "$r_i$ only through $r_i$) this is $E[A_i g_i] = c_R(p) \\nabla J$.",
     lhs=Ex(g[i] * h(r[i])),
     rhs=(h(1) - h(0)) * G,
-    assumptions=(Assumption("$r_i \\in \\{0, 1\\}$"),),
+    assumptions=(BINARY_REWARD, MEAN_ZERO_SCORE, SCORE_FUNCTION),
     steps=(
         Step(Ex(g[i] * (h(0) + (h(1) - h(0)) * r[i])), "function_on_zero_one_is_affine",
-             "$r_i$ takes only the values 0 and 1.", using=((h(r[i]), h(0) + (h(1) - h(0)) * r[i]),)),
+             "$r_i$ takes only the values 0 and 1.", using=(BINARY_REWARD,)),
         Step(h(0) * Ex(g[i]) + (h(1) - h(0)) * E_diag, "linearity of expectation",
              "$h(0)$ and $h(1)$ are numbers."),
         Step((h(1) - h(0)) * E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
@@ -284,7 +292,7 @@ C_SAMPLE = {size: _tidy(c_R(p, size)) for size in (2, 4, 8)}
 C_POPULATION = {size: _tidy(c_R(p, size, scale="population")) for size in (2, 4, 8)}
 C_SAMPLE_AT_HALF = {size: sp.nsimplify(sp.radsimp(C_SAMPLE[size].subs(p, sp.Rational(1, 2))))
                     for size in (2, 4, 8)}
-PROBABILITY = Assumption("$p \\in [0, 1]$ is the success probability", domain=(p, sp.Interval(0, 1)))
+PROBABILITY = Assumption("$p \\in [0, 1]$ is the success probability", domain=(p, sp.Interval(0, 1)), context=True)
 
 c_R_sample_std_closed_forms = Result(
     name="c_R_sample_std_closed_forms",

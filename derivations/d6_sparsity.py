@@ -42,7 +42,11 @@ def zero_gradient_probability_slope(prob=p, size=R) -> sp.Expr:
 
 
 GROUP = Assumption("$R \\ge 2$ rollouts drawn i.i.d., binary rewards with success probability $p$", R >= 2)
-PROBABILITY = Assumption("$p \\in [0, 1]$", domain=(p, sp.Interval(0, 1)))
+# The same setting where the proof does not need it: the identities about z_R hold for every R >= 0 (and the
+# ranged results are checked for R = 2..16 anyway), and as polynomial facts they hold for every real p.
+GROUP_SETTING = Assumption("$R \\ge 2$ rollouts drawn i.i.d., binary rewards with success probability $p$", R >= 2,
+                           context=True)
+PROBABILITY = Assumption("$p \\in [0, 1]$", domain=(p, sp.Interval(0, 1)), context=True)
 RANGE = ForEach.range(R, 2, 16)
 
 all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R = Result(
@@ -50,7 +54,7 @@ all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R = Result(
     doc="$P(r_1 = \\dots = r_R) = P(\\text{all succeed}) + P(\\text{all fail}) = p^R + (1-p)^R$.",
     lhs=sp.Product(p, (i, 1, R)) + sp.Product(1 - p, (i, 1, R)),
     rhs=zero_gradient_probability(),
-    assumptions=(GROUP, PROBABILITY),
+    assumptions=(GROUP_SETTING, PROBABILITY),
     rule="independence of the rollouts", why="The probability of $R$ independent events is the product.",
 )
 
@@ -78,7 +82,7 @@ zero_gradient_probability_at_one_half_is_two_pow_one_minus_R = Result(
     doc="At $p = 1/2$: $z_R(1/2) = 2^{1-R}$.",
     lhs=zero_gradient_probability(sp.Rational(1, 2)),
     rhs=2 ** (1 - R),
-    assumptions=(GROUP,),
+    assumptions=(GROUP_SETTING,),
     rule="powers of 1/2", why="$2 \\cdot 2^{-R} = 2^{1-R}$.",
 )
 
@@ -88,7 +92,7 @@ zero_gradient_probability_is_symmetric_about_one_half = Result(
     lhs=as_written(lambda: zero_gradient_probability(sp.Rational(1, 2) + u)
                    - zero_gradient_probability(sp.Rational(1, 2) - u)),
     rhs=sp.Integer(0),
-    assumptions=(GROUP,),
+    assumptions=(GROUP_SETTING,),
     rule="commutativity", why="The two terms swap.",
 )
 
@@ -98,7 +102,7 @@ zero_gradient_probability_is_at_least_two_pow_one_minus_R = Result(
     lhs=zero_gradient_probability(),
     rhs=2 ** (1 - R),
     relation=">=",
-    assumptions=(GROUP, PROBABILITY),
+    assumptions=(GROUP_SETTING, PROBABILITY),
     rule="exact real-root isolation on [0, 1]",
     why="For each concrete $R$ the difference is a polynomial in $p$ whose only root in $[0, 1]$ is the double "
         "root $1/2$.",
@@ -113,7 +117,7 @@ zero_gradient_probability_increases_away_from_one_half = Result(
     lhs=sp.Derivative(zero_gradient_probability(sp.Rational(1, 2) + u), u),
     rhs=sp.Integer(0),
     relation=">=",
-    assumptions=(GROUP, HALF_INTERVAL),
+    assumptions=(GROUP_SETTING, HALF_INTERVAL),
     steps=(
         Step(R * ((sp.Rational(1, 2) + u) ** (R - 1) - (sp.Rational(1, 2) - u) ** (R - 1)), "power rule",
              "Differentiate both terms."),
@@ -130,7 +134,7 @@ zero_gradient_probability_slope_is_positive_above_half = Result(
     lhs=sp.Derivative(zero_gradient_probability(), p),
     rhs=sp.Integer(0),
     relation=">",
-    assumptions=(GROUP, SLOPE_INTERVAL),
+    assumptions=(GROUP_SETTING, SLOPE_INTERVAL),
     steps=(
         Step(zero_gradient_probability_slope(), "power rule", "Differentiate both terms."),
         Step(sp.Integer(0), "exact real-root isolation on (1/2, 1]",
@@ -146,7 +150,7 @@ degenerate_group_contributes_zero_gradient = Result(
     lhs=sp.Sum((v - sp.Sum(v, (j, 1, R)) / R) / c * g[i], (i, 1, R)),
     rhs=sp.Integer(0),
     assumptions=(GROUP, Assumption("$r_j = v$ for every $j$; common scale $c > 0$ (with $\\epsilon = 0$ the "
-                                   "advantage of a zero-variance group is 0 by convention, D4)")),
+                                   "advantage of a zero-variance group is 0 by convention, D4)", context=True)),
     steps=(
         Step(sp.Sum(0 / c * g[i], (i, 1, R)), "degenerate_group_has_zero_centred_rewards",
              "Every centred reward is 0 (D4).", using=(d4.degenerate_group_has_zero_centred_rewards,)),
@@ -157,6 +161,9 @@ degenerate_group_contributes_zero_gradient = Result(
 # == expected update direction and first-order drift ==============================================
 ghat = sp.Sum((r[i] - group_mean()) * g[i], (i, 1, R)) / R  # one coordinate of the no-std GRPO update
 _term = Ex((r[i] - group_mean()) * g[i])
+EXCHANGEABLE = Assumption("the rollouts are exchangeable: every term $E[(r_i - \\bar r) g_i]$, $1 \\le i \\le R$, is "
+                          "the same, so their sum is $R$ times one of them",
+                          equation=(sp.Sum(_term, (i, 1, R)), R * _term))
 
 no_std_update_direction_is_R_minus_1_over_R_times_gradient = Result(
     name="no_std_update_direction_is_R_minus_1_over_R_times_gradient",
@@ -164,12 +171,14 @@ no_std_update_direction_is_R_minus_1_over_R_times_gradient = Result(
         "rewards $J = E[r] = p$, so $E[\\hat g] = \\frac{R-1}{R} \\nabla p$.",
     lhs=Ex(ghat),
     rhs=(R - 1) / R * G,
-    assumptions=(GROUP,),
+    # D5's lemma is cited, so its hypotheses (the expectation algebra of i.i.d. rollouts) are assumed here too;
+    # D5's 1 <= i <= R follows from R = i + n, n >= 0
+    assumptions=(GROUP, EXCHANGEABLE, d5.SIFT, d5.INDEPENDENCE, d5.MEAN_ZERO_SCORE, d5.SCORE_FUNCTION),
     steps=(
         Step(sp.Sum(_term, (i, 1, R)) / R, "linearity of expectation", "Exchange $E$ and the finite sum."),
         Step(_term, "exchangeability of the rollouts",
              "The rollouts are i.i.d., so every term $E[(r_i - \\bar r) g_i]$ is the same.",
-             using=((sp.Sum(_term, (i, 1, R)), R * _term),)),
+             using=(EXCHANGEABLE,)),
         Step((R - 1) / R * G, "group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", "D5.",
              using=(d5.group_baseline_gradient_is_shrunk_by_R_minus_1_over_R,)),
     ),
@@ -202,9 +211,10 @@ def gradient_norm_squared(correct) -> sp.Expr:
 
 
 SOFTMAX = Assumption("three-action softmax bandit with real logits $\\theta_1, \\theta_2, \\theta_3$; binary reward "
-                     "$1[a \\in C]$ for $C = \\{1\\}$ and $C = \\{1, 2\\}$ (entries in this order)")
+                     "$1[a \\in C]$ for $C = \\{1\\}$ and $C = \\{1, 2\\}$ (entries in this order)", context=True)
 SOFTMAX_X = Assumption("the same bandit after differentiating, written in $x_a = e^{\\theta_a} > 0$ with the "
-                       "reference logit $\\theta_3 = 0$ (softmax is invariant to a common shift of the logits)")
+                       "reference logit $\\theta_3 = 0$ (softmax is invariant to a common shift of the logits)",
+                       context=True)
 
 softmax_success_probability_gradient_norm_closed_form = Result(
     name="softmax_success_probability_gradient_norm_closed_form",
@@ -225,7 +235,7 @@ softmax_success_probability_gradient_norm_is_positive = Result(
     lhs=w1 ** 2 * (1 - w1) ** 2 + w2 ** 2 * w1 ** 2 + w3 ** 2 * w1 ** 2,
     rhs=sp.Integer(0),
     relation=">",
-    assumptions=(Assumption("$\\pi_1, \\pi_2, \\pi_3 > 0$ (softmax probabilities), $p = \\pi_1$"),),
+    assumptions=(Assumption("$\\pi_1, \\pi_2, \\pi_3 > 0$ (softmax probabilities), $p = \\pi_1$", context=True),),
     rule="sign of each term", why="A sum of squares with at least one positive term.",
 )
 

@@ -11,8 +11,9 @@ nonzero, so $\\operatorname{diag}(A)$ is invertible and
 $\\operatorname{rank}(\\operatorname{diag}(A) G) = \\operatorname{rank}(G)$. The centring matrix
 $I - \\mathbf{1}\\mathbf{1}^T/R$ is idempotent with trace $R - 1$ (symbolic in $R$); its rank is checked
 to be exactly $R - 1$ for $R = 2..16$ ("proved for a range": the matrix size must be concrete).
-Exact ranks of concrete matrices (rational entries, or symbolic entries where the rank is computed
-over the field of rational functions, an upper bound for every value of the symbols) show: the group
+Exact ranks of matrices without symbols, and upper bounds only for matrices with symbolic entries
+(the number of rows or columns, and the rank over the field of rational functions in the entries,
+which bounds the rank at every value of the symbols; see ``MatrixRank``) show: the group
 gradient has rank at most 1; $\\operatorname{diag}(A) G$ has rank 4 in an $R = 4$ instance and the
 centred $G$ has rank $3 = R - 1$ there, not 2; a linear layer's weight gradient reaches rank 5 with
 $R = 2$ rollouts. Under the explicit extra assumption of two-cluster score vectors ($g_i = \\bar g_C$
@@ -35,46 +36,13 @@ Remark ``paper_rank_two_claim_scope``.
 from __future__ import annotations
 
 import sympy as sp
-from sympy.polys.matrices import DomainMatrix
-
 from . import d4_zero_sum as d4  # the module, not its results: a family lists only the results it defines
 from .notation import R, advantage, i
 from grpo_verify.proof import Assumption, as_written, ForEach, Remark, Result, Step
+from grpo_verify.proof.matrices import MatrixRank, exact_rank  # noqa: F401 - exact_rank: used by the tests
 
 
 # == helpers ======================================================================================
-def exact_rank(matrix: sp.MatrixBase) -> int:
-    """Exact rank: over QQ for rational entries, over the field of rational functions otherwise.
-
-    For symbolic entries this is the generic rank, which bounds the rank at every value of the
-    symbols from above (a minor that vanishes identically vanishes everywhere).
-    """
-    m = sp.Matrix(matrix)
-    if all(e.is_Rational for e in m):
-        return m.rank(iszerofunc=lambda e: e == 0)
-    return DomainMatrix.from_Matrix(m).to_field().rank()
-
-
-class MatrixRank(sp.Function):
-    """$\\operatorname{rank}(M)$ of an explicit matrix; ``doit`` computes it exactly (see ``exact_rank``)."""
-
-    nargs = 1
-    is_integer = True
-    is_nonnegative = True
-
-    def doit(self, **hints):
-        arg = self.args[0]
-        if hints.get("deep", True):
-            arg = arg.doit(**hints)
-        if isinstance(arg, sp.MatrixBase):
-            return sp.Integer(exact_rank(arg))
-        return self.func(arg)
-
-    def _latex(self, printer, exp=None):
-        body = r"\operatorname{rank}\left(%s\right)" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
-
-
 def centring_matrix(size: int) -> sp.ImmutableMatrix:
     """$I - \\mathbf{1}\\mathbf{1}^T / R$ for a concrete $R$."""
     return sp.ImmutableMatrix(sp.eye(size) - sp.ones(size, size) / size)
@@ -147,16 +115,22 @@ a_plus = d4.binary_advantages("none", k, R)[0] / c  # (1 - k/R)/c
 a_minus = d4.binary_advantages("none", k, R)[1] / c  # -(k/R)/c
 
 GROUP = Assumption("$R \\ge 2$ rollouts per group", R >= 2)
+# where R >= 2 follows from the other assumptions (0 < k < R, or R = n + 2) or is not used
+GROUP_SETTING = Assumption("$R \\ge 2$ rollouts per group", R >= 2, context=True)
 BINARY = Assumption("binary rewards with $k$ successes, $0 < k < R$, the successes listed first "
                     "($r_i = 1$ for $i \\le k$)", k < R)
+# the same setting where a result does not need it (a concrete instance, or a statement in k and m only)
+BINARY_SETTING = Assumption("binary rewards with $k$ successes, $0 < k < R$, the successes listed first "
+                            "($r_i = 1$ for $i \\le k$)", k < R, context=True)
 SCALE = Assumption("the advantages share a scale $c > 0$: $A_i = (r_i - \\bar r)/c$; for binary rewards "
-                   "$a_+ = (1 - k/R)/c$, $a_- = -(k/R)/c$")
-CLASS_MEANS = (
-    (sp.Sum(g[i], (i, 1, k)), k * gC),
-    (sp.Sum(g[i], (i, k + 1, R)), (R - k) * gW),
-)
-CLASS_MEANS_ASSUMPTION = Assumption("class means by definition: $\\sum_{i \\le k} g_i = k \\bar g_C$ and "
-                                    "$\\sum_{i > k} g_i = (R - k) \\bar g_W$ (coordinatewise)")
+                   "$a_+ = (1 - k/R)/c$, $a_- = -(k/R)/c$", context=True)  # c > 0 is the symbol's domain
+CORRECT_MEAN = Assumption("write $\\bar g_C$ for the mean score of the correct rollouts: "
+                          "$\\sum_{i \\le k} g_i = k \\bar g_C$ (coordinatewise)",
+                          equation=(sp.Sum(g[i], (i, 1, k)), k * gC))
+WRONG_MEAN = Assumption("write $\\bar g_W$ for the mean score of the wrong rollouts: "
+                        "$\\sum_{i > k} g_i = (R - k) \\bar g_W$ (coordinatewise)",
+                        equation=(sp.Sum(g[i], (i, k + 1, R)), (R - k) * gW))
+CLASS_MEANS = (CORRECT_MEAN, WRONG_MEAN)
 
 # == the group gradient depends on two vectors ====================================================
 binary_group_gradient_is_class_mean_difference = Result(
@@ -165,7 +139,7 @@ binary_group_gradient_is_class_mean_difference = Result(
         "the group gradient depends on the $R$ score vectors only through the two class means.",
     lhs=sp.Sum(a_plus * g[i], (i, 1, k)) + sp.Sum(a_minus * g[i], (i, k + 1, R)),
     rhs=k * a_plus * (gC - gW),
-    assumptions=(GROUP, BINARY, SCALE, CLASS_MEANS_ASSUMPTION),
+    assumptions=(GROUP_SETTING, BINARY, SCALE, *CLASS_MEANS),
     steps=(
         Step(a_plus * sp.Sum(g[i], (i, 1, k)) + a_minus * sp.Sum(g[i], (i, k + 1, R)), "linearity of the sum",
              "The advantage is constant on each class."),
@@ -184,7 +158,7 @@ common_score_component_cancels_from_group_gradient = Result(
         "shared by the whole group does not reach the group gradient.",
     lhs=sp.Sum(A_c * (c0 + h[i]), (i, 1, R)),
     rhs=sp.Sum(A_c * h[i], (i, 1, R)),
-    assumptions=(GROUP, Assumption("$A_i = (r_i - \\bar r)/c$ with a common scale $c > 0$")),
+    assumptions=(GROUP, Assumption("$A_i = (r_i - \\bar r)/c$ with a common scale $c > 0$", context=True)),
     steps=(
         Step(c0 * d4.advantages_sum_to_zero.lhs + sp.Sum(A_c * h[i], (i, 1, R)), "linearity of the sum",
              "$c_0$ does not depend on $i$."),
@@ -205,7 +179,9 @@ group_gradient_has_rank_at_most_one = Result(
     lhs=MatrixRank(x_syms.T * A_syms),
     rhs=sp.Integer(1),
     relation="<=",
-    rule="exact rank over the rational functions in the entries", why="One column.",
+    rule="a rank is at most the number of columns",
+    why="One column. A symbolic rank is only bounded: by the shape and by the rank over the rational functions "
+        "in the entries (here both 1).",
 )
 
 binary_advantage_product_is_negative = Result(
@@ -216,7 +192,7 @@ binary_advantage_product_is_negative = Result(
     lhs=(d4.binary_advantages("none", k, k + m)[0] / c) * (d4.binary_advantages("none", k, k + m)[1] / c),
     rhs=sp.Integer(0),
     relation="<",
-    assumptions=(BINARY, SCALE, Assumption("$m = R - k \\ge 1$ failures")),
+    assumptions=(BINARY_SETTING, SCALE, Assumption("$m = R - k \\ge 1$ failures, so $R = k + m$", context=True)),
     steps=(
         Step(-k * m / ((k + m) ** 2 * c ** 2), "arithmetic", "$(1 - k/R)(-k/R) = -k m / R^2$ with $R = k + m$."),
         Step(sp.Integer(0), "sign", "$k, m, c > 0$.", relation="<"),
@@ -240,11 +216,12 @@ advantage_weighted_scores_have_rank_four_for_R4 = Result(
         "rank 4, $\\operatorname{rank}(\\operatorname{diag}(A) G) = 4 = \\min(R, P)$.",
     lhs=MatrixRank(diag(*A4) * G4),
     rhs=sp.Integer(4),
-    assumptions=(Assumption("$G$ = the explicit rational $4 \\times 5$ matrix shown"),),
+    assumptions=(Assumption("$G$ = the explicit rational $4 \\times 5$ matrix shown", context=True),),
     rule="exact rank over $\\mathbb{Q}$", why="Gaussian elimination with exact rationals.",
 )
 
 n = sp.Symbol("n", integer=True, nonnegative=True)  # R = n + 2
+R_IS_N_PLUS_2 = Assumption("write $R = n + 2$ with $n \\ge 0$", equation=(R, n + 2))
 l = sp.Symbol("l", integer=True, positive=True)
 
 
@@ -260,10 +237,10 @@ centring_matrix_is_idempotent = Result(
         "invariance under permuting the rollouts: the centring matrix is a projection.",
     lhs=sp.ImmutableMatrix([[_centring_product_entry(1, 1), _centring_product_entry(1, 2)]]),
     rhs=sp.ImmutableMatrix([[1 - 1 / R, -1 / R]]),
-    assumptions=(GROUP, Assumption("$R = n + 2$ with $n \\ge 0$")),
+    assumptions=(GROUP_SETTING, R_IS_N_PLUS_2),
     rule="matrix product entrywise, Kronecker deltas summed",
     why="Write $R = n + 2$ so that both deltas fall inside the range of $l$.",
-    using=((R, n + 2),),
+    using=(R_IS_N_PLUS_2,),
 )
 
 centring_matrix_has_trace_R_minus_1 = Result(
@@ -272,7 +249,7 @@ centring_matrix_has_trace_R_minus_1 = Result(
         "centring matrix has rank $R - 1$ for every $R$.",
     lhs=sp.Sum(1 - 1 / R, (i, 1, R)),
     rhs=R - 1,
-    assumptions=(GROUP,),
+    assumptions=(GROUP_SETTING,),
     rule="sum of the diagonal", why="$R$ diagonal entries $1 - 1/R$.",
 )
 
@@ -282,7 +259,7 @@ centring_matrix_has_rank_R_minus_1 = Result(
         "zero-sum centring removes one direction, not $R - 2$.",
     lhs=MatrixRank(CentringMatrix(R)),
     rhs=R - 1,
-    assumptions=(GROUP,),
+    assumptions=(GROUP_SETTING,),
     rule="exact rank over $\\mathbb{Q}$", why="The explicit $R \\times R$ matrix for each $R$.",
     for_each=ForEach.range(R, 2, 16),
 )
@@ -293,7 +270,7 @@ centred_scores_have_rank_three_for_R4 = Result(
         "instance above the centred score matrix has rank 3, not 2.",
     lhs=MatrixRank(centring_matrix(4) * G4),
     rhs=sp.Integer(3),
-    assumptions=(Assumption("$G$ = the explicit rational $4 \\times 5$ matrix above"),),
+    assumptions=(Assumption("$G$ = the explicit rational $4 \\times 5$ matrix above", context=True),),
     rule="exact rank over $\\mathbb{Q}$",
 )
 
@@ -323,7 +300,7 @@ layer_weight_gradient_has_rank_five_with_two_rollouts = Result(
     lhs=MatrixRank(layer_weight_gradient(LAYER_A, LAYER_DELTAS, LAYER_INPUTS)),
     rhs=sp.Integer(5),
     assumptions=(Assumption("the explicit per-token back-propagated errors $\\delta_{i,t}$ and inputs $x_{i,t}$ "
-                            "listed in the module"),),
+                            "listed in the module", context=True),),
     rule="exact rank over $\\mathbb{Q}$",
 )
 
@@ -332,7 +309,7 @@ gC_vec = sp.ImmutableMatrix([sp.Symbol(f"gbar_C{col}", real=True) for col in ran
 gW_vec = sp.ImmutableMatrix([sp.Symbol(f"gbar_W{col}", real=True) for col in range(1, 4)])
 B = sp.ImmutableMatrix([list(gC_vec), list(gW_vec)])  # 2 x 3: the class means as rows
 TWO_CLUSTER = Assumption("two-cluster scores: $g_i = \\bar g_C$ for every correct and $g_i = \\bar g_W$ for "
-                         "every wrong rollout (symbolic vectors in $\\mathbb{R}^3$)")
+                         "every wrong rollout (symbolic vectors in $\\mathbb{R}^3$)", context=True)
 a_plus_sym = sp.Symbol("a_+", real=True)  # any advantage values: the rank bounds need no sign
 a_minus_sym = sp.Symbol("a_-", real=True)
 
@@ -349,7 +326,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
             f"(a_+, a_-) B$ with $Z$ the $R \\times 2$ class indicator and $B$ the class means as rows.",
         lhs=sp.ImmutableMatrix(sp.Matrix.vstack(sp.Matrix(G), diag(*A) * G)),
         rhs=as_written(lambda: sp.ImmutableMatrix(sp.Matrix.vstack(Z * B, Z * diag(ap, am) * B))),
-        assumptions=(TWO_CLUSTER, BINARY),
+        assumptions=(TWO_CLUSTER, BINARY_SETTING),
         rule="matrix product", why="Row $i$ of $Z$ selects the class mean of rollout $i$.",
     )
     indicator_rank = Result(
@@ -357,14 +334,14 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
         doc=f"With $R = {size}$, $k = {successes}$ the class indicator $Z$ has rank 2, so $G = Z B$ and "
             f"$\\operatorname{{diag}}(A) G$ have rank at most 2.",
         lhs=MatrixRank(Z), rhs=sp.Integer(2),
-        assumptions=(BINARY,), rule="exact rank over $\\mathbb{Q}$",
+        assumptions=(BINARY_SETTING,), rule="exact rank over $\\mathbb{Q}$",
     )
     scores_rank = Result(
         name=f"two_cluster_advantage_weighted_scores_have_rank_at_most_two_{tag}",
         doc=f"With $R = {size}$, $k = {successes}$ and two-cluster scores, "
             f"$\\operatorname{{rank}}(\\operatorname{{diag}}(A) G) \\le 2$ for all class means.",
         lhs=MatrixRank(diag(*A) * G), rhs=sp.Integer(2), relation="<=",
-        assumptions=(TWO_CLUSTER, BINARY),
+        assumptions=(TWO_CLUSTER, BINARY_SETTING),
         rule="exact rank over the rational functions in the class means",
         why="The generic rank bounds the rank at every value of the symbols.",
     )
@@ -372,7 +349,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
         name=f"two_cluster_centred_scores_have_rank_at_most_one_{tag}",
         doc=f"With $R = {size}$, $k = {successes}$ and two-cluster scores the centred score matrix has rank at most 1.",
         lhs=MatrixRank(centring_matrix(size) * G), rhs=sp.Integer(1), relation="<=",
-        assumptions=(TWO_CLUSTER, BINARY),
+        assumptions=(TWO_CLUSTER, BINARY_SETTING),
         rule="exact rank over the rational functions in the class means",
         why="The generic rank bounds the rank at every value of the symbols.",
     )
@@ -394,7 +371,7 @@ two_cluster_centred_rows_are_multiples_of_class_mean_difference = Result(
         "is an outer product, of rank at most 1.",
     lhs=sp.ImmutableMatrix([[gC - two_cluster_mean_score, gW - two_cluster_mean_score]]),
     rhs=sp.ImmutableMatrix([[(1 - k / R) * (gC - gW), -(k / R) * (gC - gW)]]),
-    assumptions=(GROUP, BINARY, Assumption("two-cluster scores (coordinatewise)")),
+    assumptions=(GROUP_SETTING, BINARY_SETTING, Assumption("two-cluster scores (coordinatewise)", context=True)),
     rule="arithmetic", why="The group mean of the scores is $(k \\bar g_C + (R - k) \\bar g_W)/R$.",
 )
 
@@ -410,7 +387,7 @@ two_point_entropy_is_nonnegative = Result(
     lhs=two_point_entropy(1 / (1 + y)),
     rhs=sp.Integer(0),
     relation=">=",
-    assumptions=(Assumption("$y = (1 - x)/x > 0$"),),
+    assumptions=(Assumption("$y = (1 - x)/x > 0$", context=True),),
     steps=(
         Step(sp.log(1 + y) / (1 + y) + y / (1 + y) * sp.log(1 + 1 / y), "logarithm laws",
              "$-\\log(1/(1 + y)) = \\log(1 + y)$ and $-\\log(y/(1 + y)) = \\log(1 + 1/y)$."),
@@ -436,6 +413,7 @@ two_point_entropy_is_stationary_at_one_half = Result(
     doc="$H'(1/2) = 0$.",
     lhs=sp.Subs(sp.Derivative(two_point_entropy(x), x), x, sp.Rational(1, 2)),
     rhs=sp.Integer(0),
+    assumptions=(UNIT,),  # H is defined (and differentiated) on (0, 1)
     rule="differentiate and evaluate", why="$H'(x) = \\log(1 - x) - \\log x$.",
 )
 
@@ -471,7 +449,7 @@ effective_rank_of_rank_two_matrix_at_most_two = Remark(
 
 # A two-cluster instance: R = 4, k = 2, gbar_C = (1, 0, 0), gbar_W = (1, 1, 0).
 G_example = two_cluster_scores(4, 2, sp.ImmutableMatrix([1, 0, 0]), sp.ImmutableMatrix([1, 1, 0]))
-lam = sp.Symbol("lambda")
+lam = sp.Symbol("lambda", real=True)
 two_cluster_example_gram_has_eigenvalues_three_plus_minus_sqrt5 = Result(
     name="two_cluster_example_gram_has_eigenvalues_three_plus_minus_sqrt5",
     doc="For $R = 4$, $k = 2$, $\\bar g_C = (1, 0, 0)$, $\\bar g_W = (1, 1, 0)$: "

@@ -38,7 +38,7 @@ n = sp.Symbol("n", integer=True, positive=True)
 p = sp.IndexedBase("p", positive=True)  # p[n]: probability of outcome n
 q = sp.IndexedBase("q", nonnegative=True)  # q[n] = ||g_n||^2
 b = sp.Symbol("b", real=True)  # the constant baseline
-M0 = sp.Symbol("M_0", positive=True)  # E[||g||^2] > 0
+M0 = sp.Symbol("M_0", real=True)  # E[||g||^2], assumed > 0 where needed
 M1 = sp.Symbol("M_1", real=True)  # E[r ||g||^2]
 M2 = sp.Symbol("M_2", real=True)  # E[r^2 ||g||^2]
 J2 = sp.Symbol("J_2", nonnegative=True)  # ||grad J||^2 = ||E[r g]||^2
@@ -51,11 +51,13 @@ def E(x: sp.Expr) -> sp.Expr:
 
 
 FINITE = Assumption("outcome $n$ has probability $p_n > 0$, reward $r_n$ and score $g_n$, $\\sum_n p_n = 1$; "
-                    "$g[n]$ is one coordinate of $g_n$ and $q_n = \\lVert g_n \\rVert^2$")
-ZERO_MEAN_SCORE = (E(g[n]), sp.Integer(0))
-MOMENTS = ((E(r[n] ** 2 * q[n]), M2), (E(r[n] * q[n]), M1), (E(q[n]), M0))
-MOMENTS_ASSUMPTION = Assumption("$M_j = E[r^j \\lVert g \\rVert^2]$ for $j = 0, 1, 2$, and $M_0 > 0$ "
-                                "(the score is not almost surely zero)")
+                    "$g[n]$ is one coordinate of $g_n$ and $q_n = \\lVert g_n \\rVert^2$", context=True)
+ZERO_MEAN_SCORE = Assumption("the score has mean zero: $E[g] = \\sum_n p_n g_n = 0$", equation=(E(g[n]), sp.Integer(0)))
+SECOND_MOMENT = Assumption("write $M_2 = E[r^2 \\lVert g \\rVert^2]$", equation=(E(r[n] ** 2 * q[n]), M2))
+FIRST_MOMENT = Assumption("write $M_1 = E[r \\lVert g \\rVert^2]$", equation=(E(r[n] * q[n]), M1))
+ZEROTH_MOMENT = Assumption("write $M_0 = E[\\lVert g \\rVert^2]$", equation=(E(q[n]), M0))
+MOMENTS = (SECOND_MOMENT, FIRST_MOMENT, ZEROTH_MOMENT)
+M0_POSITIVE = Assumption("$M_0 = E \\lVert g \\rVert^2 > 0$ (the score is not almost surely zero)", positive=M0)
 
 
 # == general estimator ============================================================================
@@ -64,7 +66,7 @@ baselined_estimator_mean_does_not_depend_on_baseline = Result(
     doc="Since $E[g] = 0$, $E[(r - b) g] = E[r g] = \\nabla J$ for every constant $b$ (one coordinate).",
     lhs=E((r[n] - b) * g[n]),
     rhs=E(r[n] * g[n]),
-    assumptions=(FINITE, Assumption("$E[g] = 0$ (the score has mean zero)")),
+    assumptions=(FINITE, ZERO_MEAN_SCORE),
     steps=(
         Step(E(r[n] * g[n]) - b * E(g[n]), "linearity of expectation"),
         Step(E(r[n] * g[n]) - b * 0, "zero-mean score", using=(ZERO_MEAN_SCORE,)),
@@ -79,7 +81,7 @@ baselined_estimator_second_moment_is_quadratic_in_baseline = Result(
         "\\lVert \\nabla J \\rVert^2$, a quadratic in $b$.",
     lhs=E((r[n] - b) ** 2 * q[n]),
     rhs=M2 - 2 * b * M1 + b ** 2 * M0,
-    assumptions=(FINITE, MOMENTS_ASSUMPTION),
+    assumptions=(FINITE, *MOMENTS),
     steps=(
         Step(E(r[n] ** 2 * q[n]) - 2 * b * E(r[n] * q[n]) + b ** 2 * E(q[n]), "linearity of expectation",
              "Expand $(r - b)^2$; $b$ is constant."),
@@ -101,7 +103,7 @@ total_variance_is_minimised_by_optimal_baseline = Result(
     lhs=total_variance_in_moments(b),
     rhs=total_variance_in_moments(b_star),
     relation=">=",
-    assumptions=(MOMENTS_ASSUMPTION,),
+    assumptions=(M0_POSITIVE,),
     steps=(
         Step(total_variance_in_moments(b_star) + M0 * (b - b_star) ** 2, "complete the square",
              "$M_0 b^2 - 2 M_1 b = M_0 (b - M_1/M_0)^2 - M_1^2/M_0$."),
@@ -117,7 +119,8 @@ coordinate_variance_is_minimised_by_coordinate_optimal_baseline = Result(
     lhs=E((r[n] - b) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2,
     rhs=(E((r[n] - E(r[n] * g[n] ** 2) / E(g[n] ** 2)) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2
          + E(g[n] ** 2) * (b - E(r[n] * g[n] ** 2) / E(g[n] ** 2)) ** 2),
-    assumptions=(FINITE, Assumption("$E[g_k^2] > 0$; $g[n]$ is the $k$-th coordinate of $g_n$")),
+    assumptions=(FINITE, Assumption("$E[g_k^2] > 0$; $g[n]$ is the $k$-th coordinate of $g_n$",
+                                    positive=E(g[n] ** 2))),
     rule="linearity of expectation, complete the square",
     why="Both sides are quadratics in $b$ with the same coefficients once the sums are split.",
 )
@@ -129,7 +132,7 @@ optimal_baseline_minus_mean_reward_is_covariance_ratio = Result(
         "$E \\lVert g \\rVert^2 > 0$, the mean baseline $b = E[r]$ is optimal iff the covariance is 0.",
     lhs=E(r[n] * q[n]) / E(q[n]) - E(r[n]),
     rhs=(E(r[n] * q[n]) - E(r[n]) * E(q[n])) / E(q[n]),
-    assumptions=(FINITE, Assumption("$E \\lVert g \\rVert^2 > 0$")),
+    assumptions=(FINITE, Assumption("$E \\lVert g \\rVert^2 > 0$", positive=E(q[n]))),
     rule="common denominator",
 )
 
@@ -139,10 +142,12 @@ a = sp.Symbol("a", integer=True, positive=True)  # action index
 bb = sp.Symbol("b", integer=True, positive=True)  # second action index (printed b)
 pi = sp.IndexedBase("pi", positive=True)  # pi[a]: softmax probability of action a
 S = sp.Sum(pi[bb] ** 2, (bb, 1, K))  # sum_b pi_b^2
-NORMALISED = (sp.Sum(pi[bb], (bb, 1, K)), sp.Integer(1))
-NORMALISED_A = (sp.Sum(pi[a], (a, 1, K)), sp.Integer(1))
 SOFTMAX = Assumption("a $K$-action softmax policy $\\pi_a = e^{\\theta_a}/\\sum_b e^{\\theta_b}$, so $\\pi_a > 0$ and "
-                     "$\\sum_b \\pi_b = 1$; action $a$ has reward $r_a$")
+                     "$\\sum_b \\pi_b = 1$; action $a$ has reward $r_a$", context=True)
+# one assumption serves sums over a and over b: the kernel renames bound indices canonically
+NORMALISED = Assumption("the policy is normalised: $\\sum_b \\pi_b = 1$",
+                        equation=(sp.Sum(pi[bb], (bb, 1, K)), sp.Integer(1)))
+ONE_MINUS_S_POSITIVE = Assumption("$1 - S > 0$", positive=1 - S)
 
 
 def softmax_probabilities(logits: Sequence[sp.Expr]) -> list[sp.Expr]:
@@ -203,7 +208,7 @@ softmax_squared_score_norm_every_K = Result(
         "1 - 2\\pi_1 + \\sum_b \\pi_b^2$; by relabelling the actions the same holds for every action $a$.",
     lhs=sp.Sum((sp.KroneckerDelta(1, bb) - pi[bb]) ** 2, (bb, 1, K)),
     rhs=1 - 2 * pi[1] + S,
-    assumptions=(SOFTMAX,),
+    assumptions=(SOFTMAX, NORMALISED),
     rule="expand, sum the Kronecker deltas", why="$\\sum_b \\delta_{1b} = 1$, $\\sum_b \\delta_{1b}\\pi_b = \\pi_1$.",
     using=(NORMALISED,),
 )
@@ -213,11 +218,11 @@ softmax_expected_squared_score_norm_is_one_minus_S = Result(
     doc="$E_{a \\sim \\pi} \\lVert g(a) \\rVert^2 = \\sum_a \\pi_a (1 - 2\\pi_a + S) = 1 - S$ for every $K$.",
     lhs=sp.Sum(pi[a] * (1 - 2 * pi[a] + S), (a, 1, K)),
     rhs=1 - S,
-    assumptions=(SOFTMAX,),
+    assumptions=(SOFTMAX, NORMALISED),
     steps=(
         Step(sp.Sum(pi[a], (a, 1, K)) * (1 + S) - 2 * sp.Sum(pi[a] ** 2, (a, 1, K)), "linearity of the sum",
              "$S$ does not depend on $a$."),
-        Step(1 + S - 2 * S, "normalisation", "$\\sum_a \\pi_a = 1$.", using=(NORMALISED_A,)),
+        Step(1 + S - 2 * S, "normalisation", "$\\sum_a \\pi_a = 1$.", using=(NORMALISED,)),
         Step(1 - S, "arithmetic"),
     ),
 )
@@ -228,24 +233,26 @@ one_minus_S_is_expected_complement = Result(
         "lie in $(0, 1)$ when $K \\ge 2$.",
     lhs=1 - S,
     rhs=sp.Sum(pi[a] * (1 - pi[a]), (a, 1, K)),
-    assumptions=(SOFTMAX,),
+    assumptions=(SOFTMAX, NORMALISED),
     steps=(
-        Step(sp.Sum(pi[a], (a, 1, K)) - S, "normalisation", using=(NORMALISED_A,)),
+        Step(sp.Sum(pi[a], (a, 1, K)) - S, "normalisation", using=(NORMALISED,)),
         Step(sp.Sum(pi[a] * (1 - pi[a]), (a, 1, K)), "linearity of the sum"),
     ),
 )
 
 p1, p2, p3 = sp.symbols("pi_1:4", positive=True)
+NORMALISED_K3 = Assumption("$\\pi_1, \\pi_2, \\pi_3 > 0$ with $\\pi_1 + \\pi_2 + \\pi_3 = 1$",
+                           equation=(p1 + p2 + p3, sp.Integer(1)))
 one_minus_S_is_positive_K3 = Result(
     name="one_minus_S_is_positive_K3",
     doc="For $K = 3$: $1 - \\sum_b \\pi_b^2 = 2(\\pi_1\\pi_2 + \\pi_1\\pi_3 + \\pi_2\\pi_3) > 0$.",
     lhs=1 - (p1 ** 2 + p2 ** 2 + p3 ** 2),
     rhs=sp.Integer(0),
     relation=">",
-    assumptions=(Assumption("$\\pi_1, \\pi_2, \\pi_3 > 0$ with $\\pi_1 + \\pi_2 + \\pi_3 = 1$"),),
+    assumptions=(NORMALISED_K3,),
     steps=(
         Step((p1 + p2 + p3) ** 2 - (p1 ** 2 + p2 ** 2 + p3 ** 2), "normalisation", "$1 = (\\sum_b \\pi_b)^2$.",
-             using=((p1 + p2 + p3, sp.Integer(1)),)),
+             using=(NORMALISED_K3,)),
         Step(2 * (p1 * p2 + p1 * p3 + p2 * p3), "expand"),
         Step(sp.Integer(0), "sign", "Every probability is positive.", relation=">"),
     ),
@@ -257,7 +264,12 @@ softmax_optimal_baseline_closed_form = Result(
         "\\rVert^2 = \\sum_a \\pi_a r_a (1 - 2\\pi_a + S)/(1 - S)$.",
     lhs=sp.Sum(pi[a] * r[a] * (1 - 2 * pi[a] + S), (a, 1, K)) / sp.Sum(pi[a] * (1 - 2 * pi[a] + S), (a, 1, K)),
     rhs=sp.Sum(pi[a] * r[a] * (1 - 2 * pi[a] + S), (a, 1, K)) / (1 - S),
-    assumptions=(SOFTMAX, Assumption("$1 - S > 0$")),
+    # both denominators must be shown nonzero from the assumptions (the cited equation rewrites, but the
+    # kernel discharges definedness from the assumptions alone), so both forms of E||g||^2 > 0 are stated
+    assumptions=(SOFTMAX, NORMALISED,
+                 Assumption("$E_{a \\sim \\pi} \\lVert g(a) \\rVert^2 = \\sum_a \\pi_a (1 - 2\\pi_a + S) > 0$ and "
+                            "$1 - S > 0$ (the two are equal, by the previous result)",
+                            condition=sp.Sum(pi[a] * (1 - 2 * pi[a] + S), (a, 1, K)) > 0, positive=1 - S)),
     rule="softmax_expected_squared_score_norm_is_one_minus_S",
     using=(softmax_expected_squared_score_norm_is_one_minus_S,),
 )
@@ -270,7 +282,7 @@ softmax_optimal_baseline_minus_mean_reward = Result(
         "$\\operatorname{Cov}_{a \\sim \\pi}(r_a, \\pi_a) = 0$.",
     lhs=sp.Sum(pi[a] * r[a] * (1 - 2 * pi[a] + S), (a, 1, K)) / (1 - S) - mean_reward,
     rhs=2 * (S * mean_reward - sp.Sum(pi[a] ** 2 * r[a], (a, 1, K))) / (1 - S),
-    assumptions=(SOFTMAX, Assumption("$1 - S > 0$")),
+    assumptions=(SOFTMAX, ONE_MINUS_S_POSITIVE),
     steps=(
         Step((mean_reward * (1 + S) - 2 * sp.Sum(pi[a] ** 2 * r[a], (a, 1, K)) - (1 - S) * mean_reward) / (1 - S),
              "linearity of the sum, common denominator", "$S$ does not depend on $a$."),
@@ -284,7 +296,7 @@ uniform_policy_makes_mean_baseline_optimal = Result(
         "$\\sum_a \\pi_a^2 r_a = S \\sum_a \\pi_a r_a$.",
     lhs=sp.Sum(r[a] / K ** 2, (a, 1, K)),
     rhs=sp.Sum(sp.Integer(1) / K ** 2, (bb, 1, K)) * sp.Sum(r[a] / K, (a, 1, K)),
-    assumptions=(Assumption("$\\pi_a = 1/K$ for every action (all logits equal)"),),
+    assumptions=(Assumption("$\\pi_a = 1/K$ for every action (all logits equal)", context=True),),
     rule="linearity of the sum", why="$S = K \\cdot 1/K^2 = 1/K$.",
 )
 
@@ -294,10 +306,10 @@ constant_reward_makes_mean_baseline_optimal = Result(
     doc="For a constant reward $r_a = v$ the optimality condition holds for every policy.",
     lhs=sp.Sum(pi[a] ** 2 * v, (a, 1, K)),
     rhs=S * sp.Sum(pi[a] * v, (a, 1, K)),
-    assumptions=(SOFTMAX, Assumption("$r_a = v$ for every action")),
+    assumptions=(SOFTMAX, NORMALISED, Assumption("$r_a = v$ for every action", context=True)),
     steps=(
         Step(v * S, "linearity of the sum"),
-        Step(S * v * sp.Sum(pi[a], (a, 1, K)), "normalisation", using=(NORMALISED_A,)),
+        Step(S * v * sp.Sum(pi[a], (a, 1, K)), "normalisation", using=(NORMALISED,)),
         Step(S * sp.Sum(pi[a] * v, (a, 1, K)), "linearity of the sum"),
     ),
 )
@@ -316,7 +328,7 @@ example_logits_give_policy_one_half_one_quarter_one_quarter = Result(
 PI_SYMBOLS = [pi[1], pi[2], pi[3]]
 R_SYMBOLS = [r[1], r[2], r[3]]
 EXAMPLE_POINT = (tuple(PI_SYMBOLS + R_SYMBOLS), tuple(PI_EXAMPLE + R_EXAMPLE))
-EXAMPLE_ASSUMPTION = Assumption("$K = 3$, $\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$")
+EXAMPLE_ASSUMPTION = Assumption("$K = 3$, $\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$", context=True)
 
 
 def at_example(expr: sp.Expr) -> sp.Subs:

@@ -1,16 +1,18 @@
-"""The derivation engine: named results whose steps SymPy checks, and their reports."""
+"""The derivation engine: named results whose steps the kernel checks, and their reports."""
 
 from grpo_verify.proof.build import as_written, computation
 from grpo_verify.proof.catalog import Remark
+from grpo_verify.proof.definedness import KernelError
+from grpo_verify.proof.matrices import MatrixRank
 from grpo_verify.proof.result import (
     Assumption,
     ForEach,
     Result,
     ResultReport,
-    Status,
     Step,
     StepReport,
 )
+from grpo_verify.proof.status import Status
 
-__all__ = ["Assumption", "ForEach", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport", "as_written",
-           "computation"]
+__all__ = ["Assumption", "ForEach", "KernelError", "MatrixRank", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport",
+           "as_written", "computation"]

@@ -1,12 +1,20 @@
-"""Deciding one link of a chain with SymPy.
+"""The SymPy route: deciding one relation between two exact, defined expressions.
 
-Equalities: the difference of the two sides is driven to zero by a fixed list of exact
-normalisations (``doit``, ``expand``, ``cancel``, ``simplify``, ...), after canonical renaming of
-summation indices. Inequalities: the sign of the difference is read from SymPy's assumptions, from
-a factorisation, or, for a polynomial in one bounded variable, from exact real-root isolation.
-Nothing numeric can prove a link. Numbers only *refute*: when no exact procedure succeeds, the link
-is evaluated at random admissible points (50 significant digits); a clear violation is a
-counterexample (status REFUTED), otherwise the link is UNPROVED.
+Part of the trusted kernel; the caller (``kernel``) has already validated both sides and
+discharged their definedness obligations, so an identity that SymPy's normalisations reach holds at
+every admissible point, not only generically. What this module trusts: SymPy's exact arithmetic,
+its normalisations (``expand``, ``cancel``, ``simplify``, ...), its assumption system (``is_positive``
+on symbols declared positive) and its real-root isolation of univariate polynomials.
+
+- Equalities: the difference of the two sides is driven to exactly 0 by a fixed list of
+  normalisations, after canonical renaming of bound indices to fresh dummies.
+- Inequalities: the sign of the difference is read from SymPy's assumptions (expressions the
+  assumptions declare positive become positive atoms), from a factorisation, or, for a rational
+  function of one variable on an interval with rational end points, from exact real-root
+  isolation with rational separating points. Whatever cannot be placed exactly leaves the link
+  undecided (fail closed).
+- Numbers only refute, and only exactly: a candidate point is drawn at random, every hypothesis and
+  every definedness obligation is checked exactly at it, and the relation must fail exactly there.
 """
 
 from __future__ import annotations
@@ -21,59 +29,46 @@ from typing import Callable, Iterator, Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from grpo_verify.proof.status import Status
-
 SECONDS_PER_ATTEMPT = 30.0  # one normalisation that runs longer is abandoned (the link stays undecided)
 _DIGITS = 50
-_TOLERANCE = sp.Float("1e-30", _DIGITS)
-
-
-@dataclass
-class Outcome:
-    status: Status
-    detail: str
+_TOLERANCE = sp.Rational(1, 10**30)
 
 
 @dataclass
 class Context:
-    """What a link may assume: boolean side conditions, interval domains and rewrite facts."""
+    """What a link may assume: every hypothesis as a SymPy boolean, interval domains, rewrites."""
 
-    conditions: list[sp.Basic] = field(default_factory=list)
-    domains: dict[sp.Symbol, sp.Interval] = field(default_factory=dict)
-    facts: list[tuple[sp.Basic, sp.Basic]] = field(default_factory=list)
-    positives: list[sp.Basic] = field(default_factory=list)
+    hypotheses: list[sp.Basic] = field(default_factory=list)
+    domains: dict[sp.Symbol, sp.Set] = field(default_factory=dict)
+    rewrites: list[tuple[sp.Basic, sp.Basic]] = field(default_factory=list)
+    obligations: list[sp.Basic] = field(default_factory=list)  # definedness conditions of the link's sides
 
-    @classmethod
-    def from_assumptions(cls, assumptions: Sequence, facts: Sequence[tuple[sp.Basic, sp.Basic]]) -> "Context":
-        ctx = cls(facts=list(facts))
-        for a in assumptions:
-            if a.condition is not None:
-                ctx.conditions.append(a.condition)
-            if a.domain is not None:
-                ctx.domains[a.domain[0]] = a.domain[1]
-            if a.positive is not None:
-                ctx.positives.append(sp.sympify(a.positive))
-        return ctx
+    def positive_atoms(self) -> dict[sp.Basic, sp.Dummy]:
+        """Compound expressions the hypotheses declare > 0 (or >= 0), as atoms for SymPy's assumptions."""
+        atoms: dict[sp.Basic, sp.Dummy] = {}
+        for n, h in enumerate(self.hypotheses):
+            if isinstance(h, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)):
+                big, small = (h.lhs, h.rhs) if isinstance(h, (sp.StrictGreaterThan, sp.GreaterThan)) else (h.rhs, h.lhs)
+                if small == 0 and not big.is_Atom and big not in atoms:
+                    strict = isinstance(h, (sp.StrictGreaterThan, sp.StrictLessThan))
+                    atoms[big] = sp.Dummy(f"pos{n}", positive=True) if strict else sp.Dummy(f"nonneg{n}",
+                                                                                             nonnegative=True)
+        return atoms
 
     def with_positive_atoms(self, e: sp.Basic) -> sp.Basic:
-        """Replace each expression declared positive by a positive symbol (exact decisions only)."""
-        for n, positive in enumerate(self.positives):
-            e = e.xreplace({positive: sp.Symbol(f"_positive{n}", positive=True)})
-        return e
+        atoms = self.positive_atoms()
+        return e.xreplace(atoms) if atoms else e
 
-    def substituted(self, symbol: sp.Symbol, value: int) -> "Context":
-        def sub(e: sp.Basic) -> sp.Basic:
-            return _doit(e.subs(symbol, value))
 
-        return Context([sub(c) for c in self.conditions],
-                       {s: d for s, d in self.domains.items() if s != symbol},
-                       [(sub(a), sub(b)) for a, b in self.facts],
-                       [sub(p) for p in self.positives])
+@dataclass(frozen=True)
+class Outcome:
+    verdict: bool | None  # True: holds; False: fails (exact witness); None: undecided
+    detail: str
 
 
 # -- preparation -------------------------------------------------------------------------------
 
-def _doit(e: sp.Basic) -> sp.Basic:
+def doit(e: sp.Basic) -> sp.Basic:
     for _ in range(4):
         new = e.doit()
         if new == e:
@@ -82,10 +77,15 @@ def _doit(e: sp.Basic) -> sp.Basic:
     return e
 
 
+_BOUND_INDEX = 2_000_000_000  # dummy indices of canonical bound variables (never equal to a user symbol)
+
+
 def canonical_indices(e: sp.Basic) -> sp.Basic:
-    """Rename bound variables of sums and products to names fixed by nesting depth.
+    """Rename bound variables of sums and products to dummies fixed by nesting depth.
 
     ``Sum(r[i], (i, 1, R))`` and ``Sum(r[j], (j, 1, R))`` then become the same object and cancel.
+    The new names are ``Dummy`` objects, which never equal a free ``Symbol`` of the same name, so
+    renaming cannot capture a free variable.
     """
 
     def depth(x: sp.Basic) -> int:
@@ -102,7 +102,8 @@ def canonical_indices(e: sp.Basic) -> sp.Basic:
             body, limits = x.args[0], [tuple(limit) for limit in x.args[1:]]
             level = depth(body)
             for n, (v, lo, hi) in enumerate(limits):
-                fresh = sp.Symbol(f"_bound{level}_{n}", **_symbol_assumptions(v))
+                fresh = sp.Dummy(f"b{level}_{n}", dummy_index=_BOUND_INDEX + 100 * level + n,
+                                 **_symbol_assumptions(v))
                 body = body.xreplace({v: fresh})
                 # SymPy merges nested sums: an inner limit's bounds may mention this outer variable
                 limits[:n] = [(w, a.xreplace({v: fresh}), b.xreplace({v: fresh})) for w, a, b in limits[:n]]
@@ -110,6 +111,8 @@ def canonical_indices(e: sp.Basic) -> sp.Basic:
             x = x.func(body, *limits)
         return x
 
+    if isinstance(e, sp.MatrixBase):
+        return e.applyfunc(rename)
     return rename(e)
 
 
@@ -118,12 +121,13 @@ def _symbol_assumptions(v: sp.Symbol) -> dict:
     return {k: True for k in keys if getattr(v, f"is_{k}")}
 
 
-def prepare(e: sp.Basic, ctx: Context) -> sp.Basic:
+def prepare(e: sp.Basic, rewrites: Sequence[tuple[sp.Basic, sp.Basic]]) -> sp.Basic:
+    """Apply the rewrites (equations that hold here), evaluate, canonicalise bound indices."""
     e = canonical_indices(sp.sympify(e))
-    facts = [(canonical_indices(sp.sympify(a)), canonical_indices(sp.sympify(b))) for a, b in ctx.facts]
+    facts = [(canonical_indices(sp.sympify(a)), canonical_indices(sp.sympify(b))) for a, b in rewrites]
     for a, b in facts:
         e = e.subs(a, b)
-    e = canonical_indices(_doit(e))
+    e = canonical_indices(doit(e))
     for a, b in facts:  # facts may only match once sums are evaluated
         e = e.subs(a, b)
     return e
@@ -171,6 +175,15 @@ def _time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+def _attempt(f: Callable[[], sp.Basic]) -> sp.Basic | None:
+    """``f()``, or None if it failed or ran out of time (a failure never decides anything)."""
+    try:
+        with _time_limit(SECONDS_PER_ATTEMPT):
+            return f()
+    except Exception:  # noqa: BLE001 - any failure of a normalisation leaves the link undecided
+        return None
+
+
 _NORMALISATIONS: list[tuple[str, Callable[[sp.Basic], sp.Basic]]] = [  # cheapest first
     ("direct evaluation", lambda e: e),
     ("expand", lambda e: canonical_indices(sp.expand(e))),
@@ -180,10 +193,13 @@ _NORMALISATIONS: list[tuple[str, Callable[[sp.Basic], sp.Basic]]] = [  # cheapes
     ("simplify", lambda e: canonical_indices(sp.simplify(e))),
     ("sums split, constants pulled out, simplify", lambda e: sp.simplify(pull_constants_out_of_sums(e))),
     ("simplify(expand)", lambda e: canonical_indices(sp.simplify(sp.expand(e)))),
-    ("expand_log, simplify", lambda e: sp.simplify(sp.expand_log(e))),
     ("radsimp", lambda e: sp.simplify(sp.radsimp(e))),
-    ("piecewise_fold, simplify", lambda e: sp.simplify(sp.piecewise_fold(e))),
 ]
+
+
+def _is_exact_zero(value: sp.Basic | None) -> bool:
+    return value is not None and (value == 0 or (isinstance(value, sp.Expr) and value.is_zero is True
+                                                 and not value.has(sp.zoo, sp.nan, sp.oo, -sp.oo)))
 
 
 def zero_by_normalisation(diff: sp.Basic) -> str | None:
@@ -197,37 +213,41 @@ def zero_by_normalisation(diff: sp.Basic) -> str | None:
             hows.append(how)
         return "entrywise " + ", ".join(sorted(set(hows)))
     for name, f in _NORMALISATIONS:
-        try:
-            with _time_limit(SECONDS_PER_ATTEMPT):
-                value = f(diff)
-        except _Timeout:
-            continue
-        except (NotImplementedError, TypeError, ValueError, AttributeError, RecursionError, sp.PolynomialError):
-            continue
-        if value == 0 or getattr(value, "is_zero", None) is True:
+        if _is_exact_zero(_attempt(lambda: f(diff))):
             return name
     return None
 
 
-def sign_decision(e: sp.Basic, strict: bool, ctx: Context) -> str | None:
-    """How ``e >= 0`` (or ``> 0`` when strict) was decided exactly, else None."""
+def equality(a: sp.Basic, b: sp.Basic, ctx: Context) -> Outcome:
+    if isinstance(a, sp.MatrixBase) != isinstance(b, sp.MatrixBase):
+        return Outcome(False, "one side is a matrix, the other is not")
+    if isinstance(a, sp.MatrixBase) and a.shape != b.shape:
+        return Outcome(False, f"shapes differ: {a.shape} vs {b.shape}")
+    diff = (sp.Matrix(a) - sp.Matrix(b)) if isinstance(a, sp.MatrixBase) else a - b
+    how = zero_by_normalisation(diff)
+    if how is None and ctx.positive_atoms():
+        how = zero_by_normalisation(ctx.with_positive_atoms(diff))
+        how = how and f"{how}, with the expressions assumed positive as positive atoms"
+    return Outcome(True, f"difference is 0 by {how}") if how else Outcome(None, "")
+
+
+def inequality(e: sp.Basic, strict: bool, ctx: Context) -> Outcome:
+    """``e >= 0`` (``e > 0`` when strict)."""
+    if isinstance(e, sp.MatrixBase):
+        return Outcome(None, "an inequality between matrices is not defined")
+    e_pos = ctx.with_positive_atoms(e)
     want = "is_positive" if strict else "is_nonnegative"
     candidates = [("assumptions", lambda x: x), ("simplify", sp.simplify), ("factor", sp.factor),
                   ("cancel", lambda x: sp.factor(sp.cancel(sp.together(x))))]
     for name, f in candidates:
-        try:
-            with _time_limit(SECONDS_PER_ATTEMPT):
-                v = f(e)
-        except (_Timeout, NotImplementedError, TypeError, ValueError, sp.PolynomialError):
+        v = _attempt(lambda: f(e_pos))
+        if v is None or v.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
             continue
         if getattr(v, want) is True:
-            return f"sign from {name}"
+            return Outcome(True, f"sign from {name}")
         if _product_sign_ok(v, strict):
-            return f"sign of each factor after {name}"
-    verdict, detail = univariate_sign(e, strict, ctx)
-    if verdict is True:
-        return detail
-    return None
+            return Outcome(True, f"sign of each factor after {name}")
+    return univariate_sign(e, strict, ctx)
 
 
 def _product_sign_ok(v: sp.Basic, strict: bool) -> bool:
@@ -235,9 +255,7 @@ def _product_sign_ok(v: sp.Basic, strict: bool) -> bool:
         return False
     for factor in v.args:
         base, exp = factor.as_base_exp()
-        if exp.is_even and base.is_real and not strict:
-            continue
-        if exp.is_even and base.is_real and strict and base.is_nonzero:
+        if exp.is_even and base.is_real and (not strict or base.is_nonzero):
             continue
         ok = factor.is_positive if strict else factor.is_nonnegative
         if ok is not True:
@@ -245,91 +263,175 @@ def _product_sign_ok(v: sp.Basic, strict: bool) -> bool:
     return True
 
 
-def univariate_sign(e: sp.Basic, strict: bool, ctx: Context) -> tuple[bool | None, str]:
+def disequality(a: sp.Basic, b: sp.Basic, ctx: Context) -> Outcome:
+    if isinstance(a, sp.MatrixBase) or isinstance(b, sp.MatrixBase):
+        return Outcome(None, "")
+    how = zero_by_normalisation(ctx.with_positive_atoms(a - b))
+    if how:
+        return Outcome(False, f"the two sides are equal (difference is 0 by {how})")
+    value = _attempt(lambda: sp.simplify(ctx.with_positive_atoms(a - b)))
+    if value is not None and not value.has(sp.zoo, sp.nan, sp.oo, -sp.oo) and value.is_zero is False:
+        return Outcome(True, f"difference simplifies to {sp.sstr(value)}, which is nonzero by SymPy's assumptions")
+    return Outcome(None, "")
+
+
+# -- exact univariate sign ---------------------------------------------------------------------
+
+_REFINEMENTS = 400  # refinement rounds (each a few bisection steps) before giving up, undecided
+
+
+def univariate_sign(e: sp.Basic, strict: bool, ctx: Context) -> Outcome:
     """Exact decision of ``e >= 0`` (``> 0`` if strict) for a rational function of one variable on
-    its assumed interval: isolate the real roots exactly, then read the sign at each root and at a
-    rational point of every gap between roots. Returns (verdict or None, detail)."""
+    an interval with rational (or infinite) end points.
+
+    The real roots of numerator and denominator are isolated in disjoint intervals with rational
+    end points and refined until they are separated from each other and from the domain's end
+    points; the sign is then read exactly at a rational point of every gap and at each root. If any
+    of this cannot be done exactly (an irrational end point, a root that cannot be separated, a pole
+    in the domain) the link stays undecided.
+    """
     free = e.free_symbols
     if len(free) != 1:
-        return None, ""
+        return Outcome(None, "")
     (x,) = free
     interval = ctx.domains.get(x)
-    if interval is None:
-        return None, ""
-    num, den = sp.fraction(sp.cancel(sp.together(e)))
-    try:
-        num_poly, den_poly = sp.Poly(num, x), sp.Poly(den, x)
-    except sp.PolynomialError:
-        return None, ""
-    if any(interval.contains(root) is sp.true for root in _real_roots(den_poly)):
-        return None, ""  # a pole inside the interval: not handled
-    roots = sorted({root for root in _real_roots(num_poly) if interval.contains(root) is sp.true},
-                   key=lambda z: sp.N(z, 40))
+    if not isinstance(interval, sp.Interval):
+        return Outcome(None, "")
     lo, hi = interval.start, interval.end
-    points = list(roots)
-    fences = [lo] + roots + [hi]
-    for a, b in zip(fences, fences[1:]):
-        point = _rational_between(a, b)
-        if point is not None:
-            points.append(point)
-    for end, open_ in ((lo, interval.left_open), (hi, interval.right_open)):
-        if end.is_finite and not open_:
-            points.append(end)
+    if not all(end.is_infinite or end.is_Rational for end in (lo, hi)):
+        return Outcome(None, "")
+    together = _attempt(lambda: sp.fraction(sp.cancel(sp.together(e))))
+    if together is None:
+        return Outcome(None, "")
+    num, den = together
+    try:
+        num_poly, den_poly = sp.Poly(num, x, domain="QQ"), sp.Poly(den, x, domain="QQ")
+    except (sp.PolynomialError, sp.polys.polyerrors.CoercionFailed, ValueError, TypeError):
+        return Outcome(None, "")
+    if num_poly.is_zero:
+        return Outcome(not strict, f"identically 0 on {sp.sstr(interval)}")
+    product = (num_poly * den_poly).sqf_part() if (num_poly * den_poly).degree() > 0 else num_poly * den_poly
+    roots = _separated_roots(product, lo, hi, interval)
+    if roots is None:
+        return Outcome(None, "")
+    # roots: sorted disjoint rational isolating intervals (a, b) of the roots inside the domain
+    for a, b in roots:
+        if den_poly.degree() > 0 and _has_root_in(den_poly, a, b):
+            return Outcome(None, "")  # a pole inside the domain (the definedness check should have caught it)
+        if strict:
+            point = a if a == b else None
+            shown = sp.sstr(point) if point is not None else f"the root in [{sp.sstr(a)}, {sp.sstr(b)}]"
+            return Outcome(False, f"exact witness {x} = {shown} on {sp.sstr(interval)}: the value is 0")
+    points = _gap_points(roots, lo, hi)
     for point in points:
         value = num_poly.eval(point) * den_poly.eval(point)  # same sign as num/den
-        value = sp.nsimplify(value) if not value.is_Rational else value
-        if value.is_negative or (strict and value.is_zero):
-            return False, f"exact witness {x} = {sp.sstr(point)} on {sp.sstr(interval)}: value {sp.sstr(sp.N(value, 8))}"
-        if value.is_negative is None or (strict and value.is_zero is None):
-            return None, ""
-    return True, f"exact real-root isolation on {sp.sstr(interval)}"
+        if value < 0 or (strict and value == 0):
+            return Outcome(False, f"exact witness {x} = {sp.sstr(point)} on {sp.sstr(interval)}: "
+                                  f"value {sp.sstr(num_poly.eval(point) / den_poly.eval(point))}")
+    return Outcome(True, f"exact real-root isolation on {sp.sstr(interval)}")
 
 
-def _real_roots(poly: sp.Poly) -> list:
+def _separated_roots(poly: sp.Poly, lo: sp.Basic, hi: sp.Basic, interval: sp.Interval) -> list | None:
+    """Isolating intervals of the roots of ``poly`` in the domain, sorted and strictly separated
+    (``b_i < a_{i+1}``); an exact rational root is the interval ``(r, r)``. None if that cannot be
+    established exactly within the refinement budget.
+
+    Rational roots come from the linear factors over Q and are exact; the other factors have no
+    rational root, so no end of their isolating intervals (rational numbers) is a root, and refining
+    separates every irrational root from the rational points it must be compared with.
+    """
     if poly.degree() <= 0:
         return []
-    return list(dict.fromkeys(sp.real_roots(poly)))
-
-
-def _rational_between(a: sp.Basic, b: sp.Basic) -> sp.Rational | None:
-    if a.is_infinite and b.is_infinite:
-        return sp.Integer(0)
-    if a.is_infinite:
-        return sp.floor(sp.N(b, 30)) - 1
-    if b.is_infinite:
-        return sp.ceiling(sp.N(a, 30)) + 1
-    if sp.N(b - a, 40) <= 0:
-        return None
-    for digits in (30, 60, 120):
-        mid = sp.Rational(str(sp.N((a + b) / 2, digits)))
-        if (mid > a) is sp.true and (mid < b) is sp.true:
-            return mid
+    x = poly.gen
+    rational: list[sp.Rational] = []
+    irrational = sp.Poly(1, x, domain="QQ")
+    for factor, _mult in poly.factor_list()[1]:
+        if factor.degree() == 1:
+            c1, c0 = factor.all_coeffs()
+            rational.append(sp.Rational(-c0, c1))
+        elif factor.degree() > 1:
+            irrational = irrational * factor
+    marks = [end for end in (lo, hi) if end.is_finite] + rational  # points no irrational interval may contain
+    inside: list[tuple[sp.Rational, sp.Rational]] = [(q, q) for q in rational if interval.contains(q) is sp.true]
+    if irrational.degree() > 0:
+        try:
+            found = [(sp.Rational(a), sp.Rational(b)) for (a, b), _mult in irrational.intervals()]
+        except Exception:  # noqa: BLE001
+            return None
+        for a, b in found:
+            for _ in range(_REFINEMENTS):
+                if not any(a <= m <= b for m in marks):
+                    break
+                a, b = (sp.Rational(v) for v in irrational.refine_root(a, b, steps=4))
+            else:
+                return None
+            # the root lies in the open (a, b) and no end of the domain lies in [a, b]
+            if (lo.is_infinite or lo < a) and (hi.is_infinite or b < hi):
+                inside.append((a, b))
+    inside.sort()
+    for _ in range(_REFINEMENTS):  # separate neighbours strictly
+        touching = [n for n in range(len(inside) - 1) if inside[n][1] >= inside[n + 1][0]]
+        if not touching:
+            return inside
+        for n in touching:
+            for m in (n, n + 1):
+                a, b = inside[m]
+                if a != b:
+                    inside[m] = tuple(sp.Rational(v) for v in irrational.refine_root(a, b, steps=4))
     return None
 
 
-# -- counterexamples ---------------------------------------------------------------------------
+def _has_root_in(poly: sp.Poly, a: sp.Rational, b: sp.Rational) -> bool:
+    if poly.eval(a) == 0 or poly.eval(b) == 0:
+        return True
+    return poly.count_roots(a, b) > 0
 
-def _random_value(s: sp.Basic, rng: random.Random, ctx: Context) -> sp.Basic:
-    interval = ctx.domains.get(s)
+
+def _gap_points(roots: list, lo: sp.Basic, hi: sp.Basic) -> list[sp.Rational]:
+    """A rational point strictly inside every gap between consecutive roots and the domain's ends."""
+    fences_lo = [lo] + [b for _, b in roots]
+    fences_hi = [a for a, _ in roots] + [hi]
+    points = []
+    for left, right in zip(fences_lo, fences_hi):
+        if left.is_infinite and right.is_infinite:
+            points.append(sp.Integer(0))
+        elif left.is_infinite:
+            points.append(right - 1)
+        elif right.is_infinite:
+            points.append(left + 1)
+        elif left < right:
+            points.append((left + right) / 2)
+    return points
+
+
+# -- exact counterexamples ---------------------------------------------------------------------
+
+def _random_value(s: sp.Basic, rng: random.Random, ctx: Context, small: bool = False) -> sp.Basic:
+    domain = ctx.domains.get(s)
+    interval = domain if isinstance(domain, sp.Interval) else None
+    if interval is not None and not (interval.start.is_Rational or interval.start.is_infinite):
+        interval = None
+    if interval is not None and not (interval.end.is_Rational or interval.end.is_infinite):
+        interval = None
     if s.is_integer:
         lo = 1 if s.is_positive else 0 if s.is_nonnegative else -6
         if interval is not None:
             lo = max(lo, int(sp.ceiling(interval.start))) if interval.start.is_finite else lo
-            hi = int(sp.floor(interval.end)) if interval.end.is_finite else lo + 8
+            hi = int(sp.floor(interval.end)) if interval.end.is_finite else lo + (3 if small else 8)
             return sp.Integer(rng.randint(lo, max(lo, hi)))
-        return sp.Integer(rng.randint(lo, lo + 8))
+        return sp.Integer(rng.randint(lo, lo + (3 if small else 8)))
     if interval is not None:
         lo = interval.start if interval.start.is_finite else interval.end - 5
         hi = interval.end if interval.end.is_finite else lo + 5
-        return sp.Rational(lo) + (sp.Rational(hi) - sp.Rational(lo)) * sp.Rational(rng.randint(1, 999), 1000)
-    magnitude = sp.Rational(rng.randint(1, 3999), 1000)
+        return sp.Rational(lo) + (sp.Rational(hi) - sp.Rational(lo)) * sp.Rational(rng.randint(0, 1000), 1000)
+    magnitude = sp.Rational(rng.randint(0 if not s.is_positive else 1, 3999), 1000)
     if s.is_positive or s.is_nonnegative:
         return magnitude
     return magnitude if rng.random() < 0.5 else -magnitude
 
 
 def _random_function(f: AppliedUndef, rng: random.Random) -> sp.Lambda:
-    xs = sp.symbols(f"_x0:{len(f.args)}")
+    xs = sp.symbols(f"_x0:{len(f.args)}", real=True)
     coeff = lambda: sp.Rational(rng.randint(-900, 900), 1000)  # noqa: E731
     poly = coeff() + sum(coeff() * x + coeff() * x**2 for x in xs)
     if len(xs) > 1:
@@ -338,114 +440,155 @@ def _random_function(f: AppliedUndef, rng: random.Random) -> sp.Lambda:
     return sp.Lambda(xs, body)
 
 
-def _instantiate(e: sp.Basic, rng: random.Random, ctx: Context) -> tuple[sp.Basic, dict] | None:
-    """Replace every free symbol, indexed atom and undefined function by random admissible values."""
-    values: dict = {}
-    labels = {a.base.label for a in e.atoms(sp.Indexed)}
-    conditions = ctx.conditions + [p > 0 for p in ctx.positives]
-    symbols = e.free_symbols | set().union(*[c.free_symbols for c in conditions] or [set()])
-    symbols = sorted((s for s in symbols if isinstance(s, sp.Symbol) and s not in labels), key=str)
-    for attempt in range(50):
-        values = {}
-        for s in symbols:
-            values[s] = _random_value(s, rng, ctx)
-        if all(c.subs(values) is not sp.false for c in conditions):
-            break
-    else:
+def _truth(condition: sp.Basic) -> bool | None:
+    """The exact truth value of a closed boolean (None if SymPy cannot tell)."""
+    if condition is sp.true or condition is True:
+        return True
+    if condition is sp.false or condition is False:
+        return False
+    value = _attempt(lambda: doit(condition))
+    if value is sp.true or value is sp.false:
+        return value is sp.true
+    return None
+
+
+def _exact_sign(v: sp.Basic) -> int | None:
+    """-1, 0 or 1 for a closed real number, only when certain."""
+    if not isinstance(v, sp.Expr) or not v.is_number or v.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I):
         return None
-    x = _doit(e.subs(values))
-    functions = {f.func for f in x.atoms(AppliedUndef)}
+    if v.is_Rational:
+        return int(bool(v > 0)) - int(bool(v < 0))
+    if v.is_zero is True:
+        return 0
+    approx = _attempt(lambda: sp.N(v, _DIGITS))
+    if approx is None or not approx.is_real or abs(approx) <= _TOLERANCE:
+        return None  # too close to 0 to place without an exact zero test
+    if v.is_positive is True and approx > 0:
+        return 1
+    if v.is_negative is True and approx < 0:
+        return -1
+    return None
+
+
+def _instantiate(exprs: Sequence[sp.Basic], rng: random.Random, ctx: Context,
+                 small: bool = False) -> tuple[list, dict] | None:
+    """Replace every free symbol, undefined function and indexed atom by random admissible values."""
+    labels = {a.base.label for e in exprs for a in sp.sympify(e).atoms(sp.Indexed)}
+    symbols = set().union(*[sp.sympify(e).free_symbols for e in exprs])
+    symbols = sorted((s for s in symbols if isinstance(s, sp.Symbol) and s not in labels), key=str)
+    values = {s: _random_value(s, rng, ctx, small) for s in symbols}
+    xs = [doit(sp.sympify(e).subs(values)) for e in exprs]
+    functions = {}
+    for x in xs:
+        for a in x.atoms(AppliedUndef):
+            if a.func not in functions:
+                functions[a.func] = _random_function(a, rng)
     if functions:
-        x = _doit(x.subs({F: _random_function(next(a for a in x.atoms(AppliedUndef) if a.func == F), rng)
-                          for F in functions}))
-    indexed = x.atoms(sp.Indexed)
+        xs = [doit(x.subs(functions)) for x in xs]
+    indexed = sorted(set().union(*[x.atoms(sp.Indexed) for x in xs]), key=str)
     if indexed:
-        ivalues = {a: _random_value(a, rng, ctx) for a in sorted(indexed, key=str)}
+        ivalues = {a: _random_value(a, rng, ctx) for a in indexed}
         values.update(ivalues)
-        x = _doit(x.subs(ivalues))
-    return x, values
+        xs = [doit(x.subs(ivalues)) for x in xs]
+    return xs, values
+
+
+_BROKEN = {"=": lambda s: s != 0, "<=": lambda s: s < 0, "<": lambda s: s <= 0,
+           ">=": lambda s: s > 0, ">": lambda s: s >= 0, "!=": lambda s: s == 0}
 
 
 def find_counterexample(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context,
                         tries: int = 12, seed: int = 0) -> str | None:
+    """An exact counterexample: a point where every hypothesis and obligation holds exactly and the
+    relation fails exactly (``rhs - lhs`` has the wrong exact sign)."""
     rng = random.Random(seed)
-    diff = (rhs - lhs) if not isinstance(lhs, sp.MatrixBase) else (sp.Matrix(rhs) - sp.Matrix(lhs))
+    is_matrix = isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase)
+    if is_matrix and (not isinstance(lhs, sp.MatrixBase) or not isinstance(rhs, sp.MatrixBase)
+                      or lhs.shape != rhs.shape or relation != "="):
+        return None
+    diff = (sp.Matrix(rhs) - sp.Matrix(lhs)) if is_matrix else (rhs - lhs)
+    conditions = list(ctx.hypotheses) + list(ctx.obligations)
+    defined = _definitions(conditions)
     for _ in range(tries):
-        try:
-            inst = _instantiate(diff, rng, ctx)
-        except (TypeError, ValueError, ZeroDivisionError, NotImplementedError):
-            continue
+        inst = _attempt(lambda: _instantiate_defined([diff, *conditions], defined, rng, ctx))
         if inst is None:
             continue
-        x, values = inst
+        (x, *closed), values = inst
+        if not all(_truth(c) is True for c in closed):
+            continue
         entries = list(x) if isinstance(x, sp.MatrixBase) else [x]
-        for entry in entries:
-            try:
-                v = sp.N(entry, _DIGITS)
-            except (TypeError, ValueError, ZeroDivisionError):
-                return None
-            if not v.is_number or v.has(sp.zoo, sp.nan, sp.oo, -sp.oo) or not v.is_real:
-                continue
-            broken = {"=": abs(v) > _TOLERANCE, "<=": v < -_TOLERANCE, "<": v <= _TOLERANCE,
-                      ">=": v > _TOLERANCE, ">": v >= -_TOLERANCE, "!=": abs(v) <= _TOLERANCE}[relation]
-            if broken:
-                shown = ", ".join(f"{k} = {sp.sstr(val)}" for k, val in list(values.items())[:8])
-                return f"counterexample at {shown}: right - left = {sp.N(v, 8)}"
+        signs = [_exact_sign(entry) for entry in entries]
+        if relation == "=":
+            broken = any(s is not None and s != 0 for s in signs)
+        elif relation == "!=":
+            broken = all(s == 0 for s in signs)
+        else:
+            broken = signs[0] is not None and _BROKEN[relation](signs[0])
+        if broken:
+            shown = ", ".join(f"{k} = {sp.sstr(val)}" for k, val in list(values.items())[:8])
+            value = entries[0] if len(entries) == 1 else x
+            return f"counterexample at {shown}: right - left = {sp.sstr(sp.N(value, 8))}"
     return None
 
 
-# -- the entry points --------------------------------------------------------------------------
+def find_witness(conditions: Sequence[sp.Basic], ctx: Context, tries: int = 12, seed: int = 0) -> str | None:
+    """A point where every condition holds exactly (the assumptions are then consistent).
 
-def decide(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context) -> Outcome:
-    try:
-        a, b = prepare(lhs, ctx), prepare(rhs, ctx)
-    except Exception as exc:  # a malformed expression is a failed step, reported, not a crash
-        return Outcome(Status.UNPROVED, f"could not evaluate: {type(exc).__name__}: {exc}")
-    # A wrong step is usually exposed at the first random point; looking there first spares the
-    # exact normalisations (seconds each) on false links. Numbers can only refute, never prove.
-    early = find_counterexample(a, relation, b, ctx, tries=2, seed=1)
-    if early:
-        return Outcome(Status.REFUTED, early)
-    if relation == "=":
-        if isinstance(a, sp.MatrixBase) != isinstance(b, sp.MatrixBase):
-            return Outcome(Status.REFUTED, "one side is a matrix, the other is not")
-        if isinstance(a, sp.MatrixBase) and a.shape != b.shape:
-            return Outcome(Status.REFUTED, f"shapes differ: {a.shape} vs {b.shape}")
-        diff = (sp.Matrix(a) - sp.Matrix(b)) if isinstance(a, sp.MatrixBase) else a - b
-        how = zero_by_normalisation(ctx.with_positive_atoms(diff))
-        if how:
-            return Outcome(Status.PROVED, f"difference is 0 by {how}")
-    elif relation == "!=":
-        how = zero_by_normalisation(a - b)
-        if how:
-            return Outcome(Status.REFUTED, f"the two sides are equal (difference is 0 by {how})")
-        value = sp.simplify(a - b)
-        if value.is_zero is False:
-            return Outcome(Status.PROVED, f"difference simplifies to {sp.sstr(value)}, which is nonzero")
-    else:
-        bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
-        difference = ctx.with_positive_atoms(bigger - smaller)
-        strict = relation in ("<", ">")
-        how = sign_decision(difference, strict, ctx)
-        if how:
-            return Outcome(Status.PROVED, how)
-        verdict, detail = univariate_sign(difference, strict, ctx)
-        if verdict is False:
-            return Outcome(Status.REFUTED, detail)
-    counter = find_counterexample(a, relation, b, ctx)
-    if counter:
-        return Outcome(Status.REFUTED, counter)
-    return Outcome(Status.UNPROVED, "no exact procedure decided this link and no counterexample was found")
+    Equations whose one side is a lone symbol (``S_2 = sum ...``, ``R = k + m``) are solved by
+    assigning that symbol the value of the other side, so definitions do not defeat the search.
+    """
+    rng = random.Random(seed)
+    conditions = list(conditions)
+    if not conditions:
+        return "no conditions"
+    defined = _definitions(conditions)
+    for _ in range(tries):
+        inst = _attempt(lambda: _instantiate_defined(conditions, defined, rng, ctx))
+        if inst is None:
+            continue
+        closed, values = inst
+        if all(_truth(c) is True for c in closed):
+            return ", ".join(f"{k} = {sp.sstr(val)}" for k, val in list(values.items())[:8])
+    return None
 
 
-def decide_for_each(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Context, symbol: sp.Symbol,
-                    values: Sequence[int]) -> Outcome:
-    for value in values:
-        sub_ctx = ctx.substituted(symbol, value)
-        if any(c is sp.false for c in sub_ctx.conditions):
-            continue  # the assumptions exclude this value
-        outcome = decide(lhs.subs(symbol, value), relation, rhs.subs(symbol, value), sub_ctx)
-        if outcome.status is not Status.PROVED:
-            return Outcome(outcome.status, f"at {symbol} = {value}: {outcome.detail}")
-    shown = f"{values[0]}..{values[-1]}" if len(values) > 2 else ", ".join(map(str, values))
-    return Outcome(Status.PROVED, f"decided exactly for each {symbol} = {shown}")
+def _definitions(conditions: Sequence[sp.Basic]) -> dict:
+    """Equations with a lone symbol on one side, as symbol -> the other side (solved by assignment)."""
+    defined: dict = {}
+    for c in conditions:
+        if isinstance(c, sp.Equality):
+            for lone, other in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
+                if isinstance(lone, sp.Symbol) and lone not in other.free_symbols and lone not in defined \
+                        and not (other.free_symbols & set(defined)):
+                    defined[lone] = other
+                    break
+    return defined
+
+
+def _instantiate_defined(conditions: list, defined: dict, rng: random.Random, ctx: Context):
+    """``_instantiate`` with the defined symbols replaced by their definitions first (small values:
+    a witness is cheaper to check for small group sizes)."""
+    names = list(defined)
+    exprs = [c.xreplace(defined) for c in conditions] + [defined[s] for s in names]
+    inst = _instantiate(exprs, rng, ctx, small=True)
+    if inst is None:
+        return None
+    closed, values = inst
+    closed, assigned = closed[:len(conditions)], closed[len(conditions):]
+    for symbol, value in zip(names, assigned):
+        if not _in_domain(symbol, value):
+            return None
+        values[symbol] = value
+    return closed, values
+
+
+def _in_domain(symbol: sp.Symbol, value: sp.Basic) -> bool:
+    """Whether a closed value satisfies the symbol's declared domain (integer, sign), exactly."""
+    sign = _exact_sign(value)
+    if sign is None or (symbol.is_integer and not value.is_Integer):
+        return False
+    checks = {"positive": sign > 0, "nonnegative": sign >= 0, "negative": sign < 0, "nonpositive": sign <= 0,
+              "nonzero": sign != 0}
+    return all(ok for key, ok in checks.items() if getattr(symbol, f"is_{key}"))
+
+

@@ -2,21 +2,20 @@
 
 A result reads like a line of a proof: ``lhs = e1 = e2 <= e3 = rhs``. Each link of the chain is a
 ``Step`` carrying the expression it arrives at, the relation to the previous expression, the rule it
-applies and a sentence saying why. ``check()`` decides every link with SymPy (see ``decide``) and
-returns a ``ResultReport``; a link SymPy cannot decide is *unproved*, never passed.
+applies and a sentence saying why. These classes are plain data, validated when built (exact numbers,
+real symbols, no unchecked rewrite pairs); only the kernel (``kernel.check``) decides them and
+returns a ``ResultReport``; a link the kernel cannot decide is *unproved*, never passed.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
-from typing import Sequence, Union
+from typing import Union
 
 import sympy as sp
 
-from grpo_verify.proof import decide
-from grpo_verify.proof.status import Status, weakest
+from grpo_verify.proof.definedness import KernelError, validate
 
 Relation = str  # one of RELATIONS
 RELATIONS = ("=", "<=", ">=", "<", ">", "!=")
@@ -46,65 +45,91 @@ class ForEach:
 
 @dataclass(frozen=True)
 class Assumption:
-    """A hypothesis of a result.
+    """A hypothesis of a result; everything in it is rendered and used by the kernel.
 
-    ``condition`` (a SymPy boolean such as ``k < R``) is enforced when the checker searches for
-    counterexamples and is rendered; ``domain`` bounds a real symbol to an interval (used by the
-    exact univariate sign decision and by the counterexample search). Symbol-level assumptions
-    (``positive=True``, ``integer=True``) live on the symbols themselves. ``positive`` names a compound
-    expression known to be positive (e.g. ``k + m - 1``); exact normalisation may then treat it as a
-    positive atom (so that ``sqrt(x) * sqrt(1/x) = 1``).
+    ``condition`` (a SymPy boolean such as ``k < R``); ``domain`` bounds a symbol to a set (an
+    interval, used also by the exact univariate sign decision); ``positive`` names an expression
+    assumed > 0 (e.g. ``k + m - 1``); ``equation`` ``(a, b)`` assumes ``a = b`` and lets a step that
+    lists this assumption in ``using`` rewrite ``a`` to ``b`` -- the only way to rewrite with an
+    equation that is not a proved result. ``context=True`` marks an assumption that the proof does
+    not need (it says where the result is meant to apply); the assumption-deletion test checks
+    that every other assumption is needed. Symbol-level assumptions (``positive=True``,
+    ``integer=True``) are part of the hypotheses too: the rendering lists them as domains.
     """
 
     text: str
     condition: sp.Basic | None = None
-    domain: tuple[sp.Symbol, sp.Interval] | None = None
-    positive: sp.Basic | None = None  # an expression known to be > 0 (e.g. R - 1), beyond symbol assumptions
+    domain: tuple[sp.Symbol, sp.Set] | None = None
+    positive: sp.Basic | None = None
+    equation: tuple[sp.Basic, sp.Basic] | None = None
+    context: bool = False
+
+    def __post_init__(self) -> None:
+        where = f"assumption {self.text!r}"
+        for e in (self.condition, self.positive, *(self.equation or ())):
+            if e is not None:
+                validate(e, where)
+        if self.domain is not None:
+            symbol, domain = self.domain
+            validate(symbol, where)
+            if not isinstance(domain, sp.Set):
+                raise KernelError(f"{where}: a domain is a SymPy set such as Interval(0, 1), not {domain!r}")
+            for end in domain.boundary if isinstance(domain, sp.Interval) else ():
+                validate(end, where)
+        if self.equation is not None and len(self.equation) != 2:
+            raise KernelError(f"{where}: an equation is a pair (a, b) meaning a = b")
+
+    @property
+    def formal(self) -> bool:
+        """Whether the kernel sees anything of it (a prose-only assumption describes the setting; the
+        kernel uses the symbol domains and the formal assumptions instead)."""
+        return any(x is not None for x in (self.condition, self.domain, self.positive, self.equation))
+
+    @property
+    def is_context(self) -> bool:
+        """Not needed by the proof: marked so, or prose only."""
+        return self.context or not self.formal
+
+    def as_context(self) -> "Assumption":
+        """The same assumption marked as context, for a result whose proof does not need it."""
+        return Assumption(self.text, self.condition, self.domain, self.positive, self.equation, context=True)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def _validate_using(using: tuple, where: str) -> None:
+    for fact in using:
+        if isinstance(fact, tuple):
+            raise KernelError(f"{where}: the rewrite pair {fact!r} would be an unchecked axiom; state it as an "
+                              "Assumption(..., equation=(a, b)) of the result, or cite a proved Result")
+        if not isinstance(fact, (Assumption, Result)):
+            raise KernelError(f"{where}: using= takes Results and Assumptions, not {fact!r}")
 
 
 @dataclass(frozen=True)
 class Step:
     """One link of a chain: ``previous <relation> expr`` by ``rule``.
 
-    ``using`` lists equations ``(a, b)`` rewritten as ``a -> b`` in both sides before deciding, or
-    earlier ``Result`` objects whose statement is used that way (their status then bounds this step's).
+    ``using`` lists earlier ``Result`` objects (their statement rewrites, their hypotheses must hold
+    here and their status bounds this step's) or equation ``Assumption`` objects of this result.
     """
 
     expr: sp.Basic
     rule: str
     why: str = ""
     relation: Relation = "="
-    using: tuple[Union[tuple[sp.Basic, sp.Basic], "Result"], ...] = ()
+    using: tuple[Union["Assumption", "Result"], ...] = ()
     for_each: ForEach | None = None
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
             raise ValueError(f"step relation {self.relation!r} is not one of {RELATIONS}")
-
-
-@dataclass(frozen=True)
-class StepReport:
-    index: int
-    rule: str
-    relation: Relation
-    status: Status
-    seconds: float
-    detail: str = ""  # how it was decided, or the counterexample
-
-
-@dataclass(frozen=True)
-class ResultReport:
-    name: str
-    status: Status
-    steps: tuple[StepReport, ...]
-    seconds: float
-    scope: str  # "symbolic" or e.g. "R = 2..16"
-
-    def summary(self) -> str:
-        lines = [f"{self.name}: {self.status.value} ({self.scope}; {self.seconds:.2f} s)"]
-        for s in self.steps:
-            lines.append(f"  step {s.index} [{s.rule}] {s.status.value}: {s.detail} ({s.seconds:.2f} s)")
-        return "\n".join(lines)
+        validate(self.expr, f"step {self.rule!r}")
+        _validate_using(self.using, f"step {self.rule!r}")
 
 
 @dataclass(eq=False)
@@ -115,6 +140,7 @@ class Result:
     e.g. an exact evaluation on a concrete model); ``rule``/``why`` then justify that single link.
     ``for_each`` checks every link for each listed value instead of symbolically; ``fallback``
     does so only for links that fail symbolically (the report says which scope was reached).
+    Only the kernel (``grpo_verify.proof.kernel.check``) decides a result's status.
     """
 
     name: str
@@ -126,11 +152,11 @@ class Result:
     steps: tuple[Step, ...] = ()
     rule: str = "direct computation"
     why: str = ""
-    using: tuple[Union[tuple[sp.Basic, sp.Basic], "Result"], ...] = ()
+    using: tuple[Union[Assumption, "Result"], ...] = ()
     for_each: ForEach | None = None
     fallback: ForEach | None = None
     family: str = ""  # set by the catalogue from the derivation module
-    _report: ResultReport | None = field(default=None, init=False, repr=False)
+    _report: "ResultReport | None" = field(default=None, init=False, repr=False)
     defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
 
     def __post_init__(self) -> None:
@@ -144,6 +170,25 @@ class Result:
             raise ValueError(f"{self.name}: every result needs a docstring")
         if self.relation == "!=" and self.steps:
             raise ValueError(f"{self.name}: a '!=' statement is decided directly, without steps")
+        validate(self.lhs, f"{self.name}: left-hand side")
+        validate(self.rhs, f"{self.name}: right-hand side")
+        _validate_using(self.using, self.name)
+        if self.steps and self.using:
+            raise ValueError(f"{self.name}: with steps, list what each step uses in that step's using=")
+        for a in self.assumptions:
+            if not isinstance(a, Assumption):
+                raise KernelError(f"{self.name}: assumptions must be Assumption objects, not {a!r}")
+
+        self.__dict__["_frozen"] = True
+
+    _STATEMENT = ("name", "doc", "lhs", "rhs", "relation", "assumptions", "steps", "rule", "why", "using", "for_each",
+                  "fallback")
+
+    def __setattr__(self, key: str, value) -> None:
+        # the kernel caches its report: a statement changed after checking would keep a stale verdict
+        if key in self._STATEMENT and self.__dict__.get("_frozen"):
+            raise AttributeError(f"{self.name}: a Result is immutable once built ({key} cannot change)")
+        super().__setattr__(key, value)
 
     # -- the chain ---------------------------------------------------------------------------
     def links(self) -> list[Step]:
@@ -165,78 +210,20 @@ class Result:
             return "!="
         return None
 
-    def check(self, *, refresh: bool = False) -> ResultReport:
-        """Decide every link; cached, since results are immutable once defined."""
-        if self._report is not None and not refresh:
-            return self._report
-        start = time.perf_counter()
-        reports: list[StepReport] = []
-        previous = self.lhs
-        links = self.links()
-        for index, step in enumerate(links, start=1):
-            reports.append(self._check_link(index, previous, step))
-            previous = step.expr
-        # The chain must end where the statement does.
-        if self.steps:
-            reports.append(self._check_link(len(links) + 1, previous,
-                                            Step(self.rhs, "chain ends at the statement's right-hand side")))
-        implied = self.chain_relation()
-        if not _implies(implied, self.relation):
-            reports.append(StepReport(len(reports) + 1, "chain relation", "=", Status.REFUTED, 0.0,
-                                      f"the steps establish {implied!r}, not the stated {self.relation!r}"))
-        status = weakest(r.status for r in reports)
-        scope = "symbolic"
-        if self.for_each is not None:
-            scope = self.for_each.describe()
-        elif status is Status.PROVED_FOR_RANGE:
-            scope = self.fallback.describe() if self.fallback else "a range"
-        self._report = ResultReport(self.name, status, tuple(reports), time.perf_counter() - start, scope)
+    def check(self, *, refresh: bool = False) -> "ResultReport":
+        """The kernel's report; cached, since results are immutable once defined."""
+        if self._report is None or refresh:
+            self._report = kernel.check(self)
         return self._report
 
-    def _check_link(self, index: int, previous: sp.Basic, step: Step) -> StepReport:
-        start = time.perf_counter()
-        facts, fact_status = _facts(step.using)
-        context = decide.Context.from_assumptions(self.assumptions, facts)
-        for_each = step.for_each or self.for_each
-        if for_each is not None:
-            outcome = decide.decide_for_each(previous, step.relation, step.expr, context, for_each.symbol,
-                                             for_each.values)
-            status = _range_status(outcome.status)
-        else:
-            outcome = decide.decide(previous, step.relation, step.expr, context)
-            status = outcome.status
-            if status is Status.UNPROVED and self.fallback is not None:
-                ranged = decide.decide_for_each(previous, step.relation, step.expr, context,
-                                                self.fallback.symbol, self.fallback.values)
-                if ranged.status is Status.PROVED or ranged.status is Status.REFUTED:
-                    outcome = ranged
-                    status = _range_status(ranged.status)
-        status = weakest([status, fact_status])
-        return StepReport(index, step.rule, step.relation, status, time.perf_counter() - start, outcome.detail)
+    def without(self, assumption: Assumption) -> "Result":
+        """The same result with one assumption deleted (for the assumption-deletion test)."""
+        clone = Result.__new__(Result)
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__["assumptions"] = tuple(a for a in self.assumptions if a is not assumption)
+        clone._report = None
+        return clone
 
 
-def _range_status(status: Status) -> Status:
-    return Status.PROVED_FOR_RANGE if status is Status.PROVED else status
-
-
-def _facts(using: Sequence) -> tuple[list[tuple[sp.Basic, sp.Basic]], Status]:
-    facts: list[tuple[sp.Basic, sp.Basic]] = []
-    statuses: list[Status] = []
-    for fact in using:
-        if isinstance(fact, Result):
-            if fact.relation != "=":
-                raise ValueError(f"only equations can be used as rewrites; {fact.name} states {fact.relation!r}")
-            statuses.append(fact.check().status)
-            facts.append((fact.lhs, fact.rhs))
-        else:
-            a, b = fact
-            facts.append((sp.sympify(a), sp.sympify(b)))
-    return facts, weakest(statuses)
-
-
-def _implies(established: Relation | None, stated: Relation) -> bool:
-    if established is None:
-        return False
-    if established == stated:
-        return True
-    return (established, stated) in {("=", "<="), ("=", ">="), ("<", "<="), (">", ">="), ("<", "!="), (">", "!=")}
+from grpo_verify.proof import kernel  # noqa: E402 - the kernel reads these classes
+from grpo_verify.proof.kernel import ResultReport, StepReport  # noqa: E402,F401 - re-exported

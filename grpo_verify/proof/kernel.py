@@ -1,0 +1,612 @@
+"""The proof kernel: the only code that turns a ``Result`` into a ``ResultReport`` with a status.
+
+Trusted base, named plainly (everything else in ``grpo_verify.proof`` is convenience):
+  this module, ``definedness`` (validation and definedness obligations), ``decide`` (the SymPy
+  route), ``smt`` (the z3 route), ``matrices`` (exact rank); SymPy's exact arithmetic,
+  normalisations, assumption system, derivative formulas and root isolation; z3's nlsat procedure;
+  and the ``doit`` of the operators a derivation defines (``Ex`` linearity in D5 and D8,
+  ``computation`` enumerations), which are listed in the rendering.
+
+A link ``previous <relation> next`` of a chain is proved only if
+  1. the assumptions are consistent (z3 finds them satisfiable, or an exact witness point is found)
+     -- a contradictory or undetermined set proves nothing;
+  2. every definedness obligation of both sides follows from the assumptions;
+  3. every cited result is proved and each of its hypotheses follows from the current assumptions
+     (its scope, symbolic or a range, bounds this link's);
+  4. the SymPy route or the z3 route decides the relation. Where both decide they must agree; a
+     disagreement is reported and the link is unproved.
+Anything the kernel cannot decide exactly is unproved; an exception anywhere is a status, not a crash.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Sequence
+
+import sympy as sp
+
+from grpo_verify.proof import decide, definedness
+from grpo_verify.proof.definedness import KernelError
+from grpo_verify.proof.status import Status, weakest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from grpo_verify.proof.result import Assumption, Result, Step
+
+try:  # the second route; without z3 every link rests on SymPy alone (and the report says so)
+    from grpo_verify.proof import smt
+except ImportError:  # pragma: no cover - z3-solver is a dependency
+    smt = None
+
+SMT_TIMEOUT_MS = 4000
+
+TRUSTED_BASE = ("the kernel (grpo_verify.proof: kernel, definedness, decide, smt), SymPy's exact arithmetic, "
+                "normalisations, assumption system, derivative formulas and real-root isolation, z3's nlsat "
+                "procedure, the exact matrix rank (matrices.py: minimal polynomials as the zero test, the rank over "
+                "a field of rational functions as an upper bound), and the evaluation rules of the operators the "
+                "derivations define (the expectation E in D5 and D8 applies linearity only; computation() "
+                "enumerations)")
+
+__all__ = ["KernelError", "check", "ObligationReport", "StepReport", "ResultReport"]
+
+
+# -- reports -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ObligationReport:
+    condition: str  # printed condition
+    reason: str
+    status: Status
+    route: str
+
+
+@dataclass(frozen=True)
+class StepReport:
+    index: int
+    rule: str
+    relation: str
+    status: Status
+    seconds: float
+    detail: str = ""  # how it was decided, or the counterexample
+    route: str = ""  # "SymPy", "z3", "SymPy and z3", "" when undecided
+    disagreement: bool = False
+
+
+@dataclass(frozen=True)
+class ResultReport:
+    name: str
+    status: Status
+    steps: tuple[StepReport, ...]
+    seconds: float
+    scope: str  # "symbolic" or e.g. "R = 2..16"
+    consistency: str = ""  # how the assumptions were shown consistent
+    obligations: tuple[ObligationReport, ...] = ()
+
+    def summary(self) -> str:
+        lines = [f"{self.name}: {self.status.value} ({self.scope}; {self.seconds:.2f} s)"]
+        if self.consistency:
+            lines.append(f"  assumptions: {self.consistency}")
+        for s in self.steps:
+            route = f" via {s.route}" if s.route else ""
+            lines.append(f"  step {s.index} [{s.rule}] {s.status.value}{route}: {s.detail} ({s.seconds:.2f} s)")
+        return "\n".join(lines)
+
+    @property
+    def disagreements(self) -> list[StepReport]:
+        return [s for s in self.steps if s.disagreement]
+
+
+# -- the context of a result -------------------------------------------------------------------
+
+def assumption_formulas(a: "Assumption") -> list[sp.Basic]:
+    """The booleans an assumption contributes."""
+    out = []
+    if a.condition is not None:
+        out.append(sp.sympify(a.condition))
+    if a.domain is not None:
+        symbol, domain = a.domain
+        out.append(domain.as_relational(symbol))
+    if a.positive is not None:
+        out.append(sp.Gt(sp.sympify(a.positive), 0))
+    if a.equation is not None:
+        out.append(sp.Eq(*a.equation, evaluate=False))
+    return out
+
+
+def hypotheses_of(result: "Result", skip: "Assumption | None" = None) -> list[sp.Basic]:
+    """Every boolean the result assumes, with the definedness of what its assumptions mention."""
+    hyps: list[sp.Basic] = []
+    for a in result.assumptions:
+        if a is skip:
+            continue
+        for h in assumption_formulas(a):
+            if h is sp.true:
+                continue
+            for o in definedness.obligations(h):
+                if not o.local:  # an assumption about 1/x presupposes x != 0
+                    hyps.append(o.condition)
+            hyps.append(h)
+    return list(dict.fromkeys(hyps))
+
+
+def symbol_domains(result: "Result") -> list[tuple[sp.Basic, str]]:
+    """Every symbol, indexed family and function the result mentions, with the domain the kernel
+    uses for it (SymPy's assumptions on it): these are hypotheses as much as the stated ones."""
+    from sympy.core.function import AppliedUndef
+
+    exprs = [result.lhs, result.rhs, *(s.expr for s in result.steps)]
+    for a in result.assumptions:
+        exprs += [e for e in (a.condition, a.positive, *(a.equation or ())) if e is not None]
+        if a.domain is not None:
+            exprs.append(a.domain[0])
+    found: dict[sp.Basic, str] = {}
+    for e in exprs:
+        e = sp.sympify(e)
+        atoms = e.atoms(sp.Symbol, sp.Indexed, AppliedUndef) if not isinstance(e, sp.MatrixBase) else \
+            set().union(*[x.atoms(sp.Symbol, sp.Indexed, AppliedUndef) for x in e])
+        bound = {v for node in sp.preorder_traversal(e) if isinstance(node, (sp.Sum, sp.Product))
+                 for v in node.variables} if not isinstance(e, sp.MatrixBase) else set()
+        for atom in atoms:
+            key = atom.base if isinstance(atom, sp.Indexed) else atom.func if isinstance(atom, AppliedUndef) else atom
+            if key in found or (isinstance(atom, sp.Symbol) and atom in bound):
+                continue
+            found[key] = _domain_text(atom)
+    return sorted(found.items(), key=lambda kv: str(kv[0]))
+
+
+def _domain_text(atom: sp.Basic) -> str:
+    from sympy.core.function import AppliedUndef
+
+    kind = "integer" if atom.is_integer else "real"
+    sign = next((text for key, text in (("positive", "> 0"), ("nonnegative", ">= 0"), ("negative", "< 0"),
+                                        ("nonpositive", "<= 0"), ("nonzero", "!= 0")) if getattr(atom, f"is_{key}")),
+                "")
+    if isinstance(atom, AppliedUndef):
+        return f"a smooth {kind} function{(' with values ' + sign) if sign else ''}"
+    return f"{kind}{(' ' + sign) if sign else ''}"
+
+
+def context_of(result: "Result") -> decide.Context:
+    hyps = hypotheses_of(result)
+    domains = {a.domain[0]: a.domain[1] for a in result.assumptions if a.domain is not None}
+    # equation assumptions are hypotheses everywhere, but rewrite only in the steps that cite them
+    return decide.Context(hypotheses=[_prepared(h) for h in hyps], domains=domains, rewrites=[])
+
+
+def _prepared(h: sp.Basic) -> sp.Basic:
+    """A hypothesis with bound indices canonical and sums evaluated, to match prepared link sides."""
+    try:
+        return decide.canonical_indices(decide.doit(h))
+    except Exception:  # noqa: BLE001
+        return h
+
+
+# -- deciding conditions (obligations, cited hypotheses) ------------------------------------------
+
+_RELATIONAL = {sp.Eq: "=", sp.Ne: "!=", sp.Lt: "<", sp.Le: "<=", sp.Gt: ">", sp.Ge: ">="}
+
+
+def prove_condition(cond: sp.Basic, ctx: decide.Context, local: Sequence[sp.Basic] = ()) -> tuple[bool, str]:
+    """Does ``cond`` follow from the context (and the local hypotheses)? Returns (proved, route)."""
+    cond = _prepared(sp.sympify(cond))
+    if cond is sp.true:
+        return True, "immediate"
+    if cond is sp.false:
+        return False, ""
+    hyps = list(ctx.hypotheses) + [_prepared(h) for h in local]
+    if cond in hyps:
+        return True, "an assumption"
+    if isinstance(cond, sp.And):
+        results = [prove_condition(c, ctx, local) for c in cond.args]
+        return all(ok for ok, _ in results), ", ".join(sorted({r for ok, r in results if ok}))
+    local_ctx = replace(ctx, hypotheses=hyps)
+    rel = _RELATIONAL.get(type(cond))
+    if rel is not None:
+        a, b = cond.lhs, cond.rhs
+        if rel == "=":
+            out = decide.equality(a, b, local_ctx)
+        elif rel == "!=":
+            out = decide.disequality(a, b, local_ctx)
+        else:
+            bigger, smaller = (b, a) if rel in ("<", "<=") else (a, b)
+            out = decide.inequality(bigger - smaller, rel in ("<", ">"), local_ctx)
+        if out.verdict is True:
+            return True, "SymPy"
+    if smt is not None:
+        outcome = smt.entails(hyps, cond, timeout_ms=SMT_TIMEOUT_MS)
+        if outcome.verdict is smt.Verdict.HOLDS:
+            return True, "z3"
+    return False, ""
+
+
+_CONSISTENCY: dict = {}  # assumption sets recur across results (and in the deletion test)
+
+
+def consistency(hypotheses: Sequence[sp.Basic], ctx: decide.Context) -> tuple[bool | None, str]:
+    """True: shown consistent; False: contradictory; None: not contradictory as far as z3 sees."""
+    key = (tuple(hypotheses), tuple(sorted(ctx.domains.items(), key=str)))
+    if key not in _CONSISTENCY:
+        _CONSISTENCY[key] = _consistency(hypotheses, ctx)
+    return _CONSISTENCY[key]
+
+
+def _consistency(hypotheses: Sequence[sp.Basic], ctx: decide.Context) -> tuple[bool | None, str]:
+    hyps = [h for h in hypotheses if h is not sp.true]
+    if any(h is sp.false for h in hyps):
+        return False, "an assumption is false"
+    if not hyps:
+        return True, "no assumptions beyond the symbol domains"
+    interpreted = _interpreted_atoms(hyps)
+    abstraction_satisfiable = False
+    if smt is not None:
+        outcome = smt.satisfiable(hyps, timeout_ms=SMT_TIMEOUT_MS)
+        if outcome.verdict is smt.Verdict.FAILS:
+            return False, f"the assumptions are contradictory (z3: unsatisfiable; {outcome.detail})"
+        if outcome.verdict is smt.Verdict.HOLDS:
+            return True, "consistent: z3 found a model, checked exactly"
+        abstraction_satisfiable = "an assignment exists" in outcome.detail  # z3: sat, but only relaxed
+    witness = decide.find_witness(hyps, ctx)
+    if witness is not None:
+        return True, f"consistent: every assumption holds exactly at {witness}"
+    if not abstraction_satisfiable:
+        return False, ("refused: the consistency of the assumptions could not be established (z3 undecided, "
+                       "no exact witness)")
+    if interpreted:
+        return False, ("refused: the consistency of the assumptions could not be established: z3 sees "
+                       f"{sp.sstr(interpreted[0])} only as an opaque number, and no exact witness was found")
+    return None, ("not contradictory as far as the kernel can see: z3 finds the assumptions' arithmetic "
+                  "(sums, expectations and functions as opaque atoms) satisfiable, but no exact model was found")
+
+
+def resolve_piecewise(e: sp.Basic, ctx: decide.Context) -> sp.Basic:
+    """Each ``Piecewise`` replaced by the branch the assumptions select (the first branch whose
+    condition is proved, every earlier condition being refuted by proof); left as it is if any
+    condition is undecided."""
+    if not isinstance(e, sp.Basic) or not e.has(sp.Piecewise):
+        return e
+    replacements = {}
+    for node in sp.postorder_traversal(e):
+        if isinstance(node, sp.Piecewise) and node not in replacements:
+            for branch, cond in node.args:
+                if cond is sp.true or prove_condition(cond, ctx)[0]:
+                    replacements[node] = branch
+                    break
+                if not prove_condition(sp.Not(cond), ctx)[0]:
+                    break
+    return e.xreplace(replacements) if replacements else e
+
+
+def _interpreted_atoms(hypotheses: Sequence[sp.Basic]) -> list[sp.Basic]:
+    """Subterms the z3 abstraction reads as free numbers although they are not: SymPy's own
+    functions (sin, exp, floor, ...) and sums or products of fixed terms. An abstraction that is
+    satisfiable proves nothing about them (sin(x) > 1 is satisfiable with sin(x) opaque), whereas
+    undefined functions, the derivations' own operators and sums over indexed families are free
+    by construction (their only laws are the stated assumptions)."""
+    from sympy.core.function import AppliedUndef
+
+    found = []
+    for h in hypotheses:
+        for node in sp.preorder_traversal(h):
+            if isinstance(node, (sp.Abs, sp.Min, sp.Max, sp.Piecewise)):
+                continue  # z3 translates the first three exactly; a Piecewise is free if its branches are
+            if isinstance(node, sp.Function) and not isinstance(node, AppliedUndef) \
+                    and type(node).__module__.startswith("sympy"):
+                found.append(node)
+            elif isinstance(node, (sp.Sum, sp.Product)) and not node.function.atoms(sp.Indexed, AppliedUndef) \
+                    and not any(type(f).__module__.split(".")[0] != "sympy" for f in node.function.atoms(sp.Function)):
+                found.append(node)
+    return found
+
+
+# -- deciding one link -------------------------------------------------------------------------
+
+@dataclass
+class _Link:
+    status: Status
+    detail: str
+    route: str = ""
+    disagreement: bool = False
+    obligations: list[ObligationReport] = field(default_factory=list)
+
+
+def _relation(a: sp.Basic, rel: str, b: sp.Basic) -> sp.Basic:
+    if isinstance(a, sp.MatrixBase) or isinstance(b, sp.MatrixBase):
+        if rel != "=" or not (isinstance(a, sp.MatrixBase) and isinstance(b, sp.MatrixBase)) or a.shape != b.shape:
+            return None
+        return sp.And(*[sp.Eq(x, y) for x, y in zip(a, b)])
+    return {"=": sp.Eq, "!=": sp.Ne, "<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge}[rel](a, b, evaluate=False)
+
+
+def discharge(expressions: Sequence[sp.Basic], ctx: decide.Context, cache: dict) -> tuple[list[ObligationReport], str]:
+    """Definedness of every expression; returns the reports and the first failure ("" if none)."""
+    reports, failure = [], ""
+    for e in expressions:
+        try:
+            obligations = definedness.obligations(e)
+        except KernelError as exc:
+            return reports, str(exc)
+        for o in obligations:
+            key = (o.condition, o.local, o.kink, o.bound)
+            if key not in cache:
+                # hypotheses about a free symbol say nothing of a bound symbol of the same name
+                here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if not (h.free_symbols & set(o.bound))]) \
+                    if o.bound else ctx
+                cache[key] = prove_condition(o.condition, here, o.local)
+                if o.kink and not cache[key][0]:
+                    cache[key] = smooth_by_rewriting(o, here)
+            ok, route = cache[key]
+            reports.append(ObligationReport(sp.sstr(o.condition), o.reason,
+                                            Status.PROVED if ok else Status.UNPROVED, route))
+            if not ok and not failure:
+                failure = f"not shown to be defined: {o.reason} (needs {sp.sstr(o.condition)})"
+    return reports, failure
+
+
+def _open_in(v: sp.Symbol, hypotheses: Sequence[sp.Basic], domains: dict) -> bool:
+    """Whether the admissible values of ``v`` (the others fixed) form an open set: ``v`` is a real,
+    non-integer symbol without a closed sign condition, and every hypothesis mentioning it is strict."""
+    if v.is_integer or v.is_real is not True:
+        return False
+    if (v.is_nonnegative and not v.is_positive) or (v.is_nonpositive and not v.is_negative):
+        return False
+    domain = domains.get(v)
+    if domain is not None and not (isinstance(domain, sp.Interval) and domain.left_open and domain.right_open):
+        return False
+
+    def strict(h: sp.Basic) -> bool:
+        if not h.has(v):
+            return True
+        if isinstance(h, sp.And):
+            return all(strict(a) for a in h.args)
+        return isinstance(h, (sp.StrictLessThan, sp.StrictGreaterThan, sp.Unequality))
+
+    return all(strict(h) for h in hypotheses)
+
+
+def smooth_by_rewriting(o: definedness.Obligation, ctx: decide.Context) -> tuple[bool, str]:
+    """A derivative of a kinked function, discharged if an equation that holds here (an equation
+    assumption or a cited result, valid at every admissible point) rewrites the function into a
+    smooth one and the admissible values of the variable form an open set: two functions equal on
+    an open set have equal derivatives there. At a point (``Subs``) the point must be admissible."""
+    f, v, point = o.kink
+    g = f
+    for a, b in ctx.rewrites:
+        g = g.subs(a, b)
+    if definedness.kinks(g, v) or not _open_in(v, ctx.hypotheses, ctx.domains):
+        return False, ""
+    if point is not None:
+        for key in ("positive", "negative", "nonzero"):
+            if getattr(v, f"is_{key}") and getattr(point, f"is_{key}") is not True:
+                return False, ""
+        for h in ctx.hypotheses:
+            if h.has(v) and not prove_condition(h.subs(v, point), ctx)[0]:
+                return False, ""
+    return True, "smooth after rewriting, on an open set"
+
+
+def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.Context,
+                cache: dict) -> _Link:
+    obligations, failure = discharge([previous, expr], ctx, cache)
+    if failure:
+        return _Link(Status.UNPROVED, failure, obligations=obligations)
+    a, b = decide.prepare(previous, ctx.rewrites), decide.prepare(expr, ctx.rewrites)
+    for side in (a, b):
+        if isinstance(side, sp.Basic) and side.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I):
+            return _Link(Status.UNPROVED, f"a side evaluates to {sp.sstr(side)}, which is not a real number",
+                         obligations=obligations)
+    conditions = [o.condition for e in (previous, expr) for o in definedness.obligations(e) if not o.local]
+    ctx = replace(ctx, obligations=conditions)
+    a, b = resolve_piecewise(a, ctx), resolve_piecewise(b, ctx)
+    early = decide.find_counterexample(a, relation, b, ctx, tries=2, seed=1)
+    if early:
+        return _Link(Status.REFUTED, early, "exact evaluation", obligations=obligations)
+
+    if relation == "=":
+        sym = decide.equality(a, b, ctx)
+    elif relation == "!=":
+        sym = decide.disequality(a, b, ctx)
+    else:
+        bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
+        sym = decide.inequality(bigger - smaller, relation in ("<", ">"), ctx)
+
+    z3_verdict, z3_detail = None, ""
+    goal = _relation(a, relation, b)
+    if smt is not None and goal is not None:
+        outcome = smt.entails(list(ctx.hypotheses) + conditions, goal, timeout_ms=SMT_TIMEOUT_MS)
+        z3_verdict = {smt.Verdict.HOLDS: True, smt.Verdict.FAILS: False}.get(outcome.verdict)
+        z3_detail = outcome.detail
+
+    if sym.verdict is not None and z3_verdict is not None and sym.verdict != z3_verdict:
+        return _Link(Status.UNPROVED, f"the two procedures DISAGREE: SymPy says {sym.verdict} ({sym.detail}); "
+                     f"z3 says {z3_verdict} ({z3_detail})", "", True, obligations)
+    if sym.verdict is True:
+        route = "SymPy and z3" if z3_verdict is True else "SymPy"
+        return _Link(Status.PROVED, sym.detail, route, obligations=obligations)
+    if z3_verdict is True:
+        return _Link(Status.PROVED, f"z3 (nlsat): {z3_detail}", "z3", obligations=obligations)
+    if sym.verdict is False:
+        return _Link(Status.REFUTED, sym.detail, "SymPy", obligations=obligations)
+    if z3_verdict is False:
+        return _Link(Status.REFUTED, f"z3 counterexample, checked exactly: {z3_detail}", "z3",
+                     obligations=obligations)
+    counter = decide.find_counterexample(a, relation, b, ctx)
+    if counter:
+        return _Link(Status.REFUTED, counter, "exact evaluation", obligations=obligations)
+    return _Link(Status.UNPROVED, "no exact procedure decided this link and no counterexample was found",
+                 obligations=obligations)
+
+
+# -- citations ---------------------------------------------------------------------------------
+
+@dataclass
+class _Citations:
+    rewrites: list[tuple[sp.Basic, sp.Basic]]
+    status: Status
+    scopes: list[str]
+    failure: str
+
+
+def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
+    """Rewrites from cited results and assumptions; a cited result's hypotheses must follow here."""
+    from grpo_verify.proof.result import Assumption, Result
+
+    rewrites: list[tuple[sp.Basic, sp.Basic]] = []
+    statuses: list[Status] = []
+    scopes: list[str] = []
+    for fact in using:
+        if isinstance(fact, Assumption):
+            if not any(fact is a for a in result.assumptions):
+                return _Citations(rewrites, Status.UNPROVED, scopes,
+                                  f"uses the assumption {fact.text!r}, which this result does not state")
+            rewrites.append(tuple(fact.equation))
+            continue
+        if not isinstance(fact, Result):
+            return _Citations(rewrites, Status.UNPROVED, scopes, f"cannot use {fact!r}: cite a Result or an Assumption")
+        if fact is result:
+            return _Citations(rewrites, Status.UNPROVED, scopes, "a result cannot cite itself")
+        report = fact.check()
+        if not report.status.passed:
+            return _Citations(rewrites, Status.UNPROVED, scopes, f"cites {fact.name}, which is {report.status.value}")
+        statuses.append(report.status)
+        if report.status is Status.PROVED_FOR_RANGE:
+            scopes.append(report.scope)
+        for h in hypotheses_of(fact):
+            ok, _route = prove_condition(h, ctx)
+            if not ok:
+                return _Citations(rewrites, Status.UNPROVED, scopes,
+                                  f"cites {fact.name}, whose hypothesis {sp.sstr(h)} is not shown to hold here")
+        rewrites.append((fact.lhs, fact.rhs))
+    return _Citations(rewrites, weakest(statuses), scopes, "")
+
+
+# -- checking a result -------------------------------------------------------------------------
+
+def check(result: "Result", *, stop_at_failure: bool = False) -> ResultReport:
+    """Decide every link of ``result`` (or only up to the first link that does not pass); never raises."""
+    start = time.perf_counter()
+    try:
+        return _check(result, start, stop_at_failure)
+    except Exception as exc:  # noqa: BLE001 - a crash is a status, never a pass
+        return ResultReport(result.name, Status.UNPROVED,
+                            (StepReport(1, "kernel", result.relation, Status.UNPROVED, time.perf_counter() - start,
+                                        f"the kernel could not check this result: {type(exc).__name__}: {exc}"),),
+                            time.perf_counter() - start, "symbolic")
+
+
+def _failed(result: "Result", start: float, detail: str, consistency_text: str = "") -> ResultReport:
+    return ResultReport(result.name, Status.UNPROVED,
+                        (StepReport(1, "kernel", result.relation, Status.UNPROVED, time.perf_counter() - start,
+                                    detail),),
+                        time.perf_counter() - start, "symbolic", consistency_text)
+
+
+def _check(result: "Result", start: float, stop_at_failure: bool = False) -> ResultReport:
+    if not result.steps and result.lhs == result.rhs:
+        return _failed(result, start, "vacuous: both sides were identical as built (SymPy decided the claim "
+                                      "while it was written); build them with as_written")
+    ctx = context_of(result)
+    consistent, consistency_text = consistency(ctx.hypotheses, ctx)
+    if consistent is False:
+        return _failed(result, start, f"refused: {consistency_text}", consistency_text)
+
+    reports: list[StepReport] = []
+    obligations: list[ObligationReport] = []
+    scopes: list[str] = []
+    cache: dict = {}
+    previous = result.lhs
+    links = result.links()
+    closing = [] if not result.steps else [_closing_step(result)]
+    for index, step in enumerate(links + closing, start=1):
+        t0 = time.perf_counter()
+        citations = cite(result, step.using, ctx)
+        if citations.failure:
+            reports.append(StepReport(index, step.rule, step.relation, Status.UNPROVED, time.perf_counter() - t0,
+                                      citations.failure))
+            previous = step.expr
+            if stop_at_failure:
+                break
+            continue
+        scopes += citations.scopes
+        link_ctx = replace(ctx, rewrites=list(ctx.rewrites) + citations.rewrites)
+        for_each = step.for_each or result.for_each
+        if for_each is not None:
+            link, scope = _for_each(previous, step, link_ctx, for_each, cache)
+            if link.status is Status.PROVED:
+                link = replace(link, status=Status.PROVED_FOR_RANGE)
+                scopes.append(scope)
+        else:
+            link = decide_link(previous, step.relation, step.expr, link_ctx, cache)
+            if link.status is Status.UNPROVED and result.fallback is not None:
+                ranged, scope = _for_each(previous, step, link_ctx, result.fallback, cache)
+                if ranged.status in (Status.PROVED, Status.REFUTED):
+                    link = ranged
+                    if ranged.status is Status.PROVED:
+                        link = replace(link, status=Status.PROVED_FOR_RANGE)
+                        scopes.append(scope)
+        status = weakest([link.status, citations.status])
+        obligations += link.obligations
+        reports.append(StepReport(index, step.rule, step.relation, status, time.perf_counter() - t0, link.detail,
+                                  link.route, link.disagreement))
+        previous = step.expr
+        if stop_at_failure and not status.passed:
+            break
+    implied = result.chain_relation()
+    if not _implies(implied, result.relation):
+        reports.append(StepReport(len(reports) + 1, "chain relation", "=", Status.REFUTED, 0.0,
+                                  f"the steps establish {implied!r}, not the stated {result.relation!r}"))
+    status = weakest(r.status for r in reports)
+    scope = "symbolic"
+    if status is Status.PROVED_FOR_RANGE:
+        scope = "; ".join(dict.fromkeys(scopes)) or "a range"
+    unique = list({(o.condition, o.reason): o for o in obligations}.values())
+    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
+                        tuple(unique))
+
+
+def _closing_step(result: "Result") -> "Step":
+    from grpo_verify.proof.result import Step
+
+    return Step(result.rhs, "chain ends at the statement's right-hand side")
+
+
+def _for_each(previous: sp.Basic, step: "Step", ctx: decide.Context, for_each, cache: dict) -> tuple[_Link, str]:
+    """The link decided for each value of ``for_each.symbol``; the scope names the values checked."""
+    symbol, checked = for_each.symbol, []
+    for value in for_each.values:
+        sub = _substituted(ctx, symbol, value)
+        if sub is None:
+            continue  # the assumptions (or the symbol's domain) exclude this value
+        checked.append(value)
+        link = decide_link(previous.subs(symbol, value), step.relation, step.expr.subs(symbol, value), sub, {})
+        if link.status is not Status.PROVED:
+            return replace(link, detail=f"at {symbol} = {value}: {link.detail}"), ""
+    if not checked:
+        return _Link(Status.UNPROVED, f"no value of {for_each.describe()} satisfies the assumptions: nothing was "
+                     "checked"), ""
+    scope = for_each.describe() if checked == list(for_each.values) else \
+        f"{symbol} in {{{', '.join(map(str, checked))}}}"
+    return _Link(Status.PROVED, f"decided exactly for each {scope}"), scope
+
+
+def _substituted(ctx: decide.Context, symbol: sp.Symbol, value: int) -> decide.Context | None:
+    v = sp.Integer(value)
+    for key in ("integer", "positive", "nonnegative", "negative", "nonpositive"):
+        if getattr(symbol, f"is_{key}") and getattr(v, f"is_{key}") is not True:
+            return None
+    hyps = []
+    for h in ctx.hypotheses:
+        new = decide.doit(h.subs(symbol, v))
+        if new is sp.false:
+            return None
+        if new is not sp.true:
+            hyps.append(new)
+    return decide.Context(hypotheses=hyps, domains={s: d for s, d in ctx.domains.items() if s != symbol},
+                          rewrites=[(a.subs(symbol, v), b.subs(symbol, v)) for a, b in ctx.rewrites])
+
+
+def _implies(established: str | None, stated: str) -> bool:
+    if established is None:
+        return False
+    if established == stated:
+        return True
+    return (established, stated) in {("=", "<="), ("=", ">="), ("<", "<="), (">", ">="), ("<", "!="), (">", "!=")}
