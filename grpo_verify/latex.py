@@ -12,6 +12,7 @@ import sympy as sp
 
 from grpo_verify.proof import Result, ResultReport, Status
 from grpo_verify.proof.catalog import Family
+from grpo_verify.proof.kernel import TRUSTED_BASE, symbol_domains
 
 RELATION_LATEX = {"=": "=", "<=": r"\le", ">=": r"\ge", "<": "<", ">": ">", "!=": r"\ne"}
 LONGEST_EXPRESSION = 1800  # characters of LaTeX; longer ones are elided in print (not in checking)
@@ -83,12 +84,18 @@ def result_section(result: Result, report: ResultReport) -> str:
     where = f"{result.family}.{result.name}"
     rel = RELATION_LATEX[result.relation]
     lines = [rf"\subsection*{{\texttt{{{prose(result.name)}}}}}", prose(result.doc, where), ""]
+    domains = symbol_domains(result)
+    if domains:
+        shown = "; ".join(rf"${sp.latex(x)}$: {prose(text)}" for x, text in domains)
+        lines.append(rf"\paragraph{{Domains.}} {shown}.")
     if result.assumptions:
         lines.append(r"\paragraph{Assumptions.}")
         lines.append(r"\begin{itemize}")
         for a in result.assumptions:
-            lines.append(rf"\item {prose(a.text, where)}")
+            lines.append(rf"\item {prose(a.text, where)}{_formal(a)}")
         lines.append(r"\end{itemize}")
+    if report.consistency:
+        lines.append(rf"\noindent\textit{{Consistency:}} {prose(plain(report.consistency))}.\par")
     lines += [r"\paragraph{Statement.}", r"\begin{align*}",
               rf"{expression(result.lhs)} &{rel} {expression(result.rhs)}", r"\end{align*}"]
     lines.append(r"\paragraph{Proof.}")
@@ -96,7 +103,7 @@ def result_section(result: Result, report: ResultReport) -> str:
     if not result.steps:  # decided in one link: the statement need not be printed twice
         step, step_report = links[0], report.steps[0]
         why = f" {prose(step.why, where)}" if step.why else ""
-        lines.append(rf"\emph{{{prose(step.rule, where)}}}.{why} --- {prose(step_report.status.value)}.\par")
+        lines.append(rf"\emph{{{prose(step.rule, where)}}}.{why}{_cited(step)} --- {_decided(step_report)}.\par")
         return _close(lines, report)
     lines.append(r"\begin{align*}")
     rows = [rf"& {expression(result.lhs)}"]
@@ -107,19 +114,60 @@ def result_section(result: Result, report: ResultReport) -> str:
     lines.append(r"\begin{enumerate}")
     for n, (step, step_report) in enumerate(zip(links, report.steps), start=1):
         why = f" {prose(step.why, where)}" if step.why else ""
-        cited = ""
-        named = [u.name for u in step.using if isinstance(u, Result)]
-        if named:
-            cited = " Uses " + ", ".join(rf"\texttt{{{prose(x)}}}" for x in named) + "."
-        lines.append(rf"\item[({n})] \emph{{{prose(step.rule, where)}}}.{why}{cited} "
-                     rf"--- {prose(step_report.status.value)}.")
+        lines.append(rf"\item[({n})] \emph{{{prose(step.rule, where)}}}.{why}{_cited(step)} "
+                     rf"--- {_decided(step_report)}.")
     lines.append(r"\end{enumerate}")
     return _close(lines, report)
 
 
+def _formal(a) -> str:
+    """What an assumption says to the kernel, in maths (the prose may paraphrase it)."""
+    parts = []
+    if a.condition is not None:
+        parts.append(expression(a.condition))
+    if a.domain is not None:
+        parts.append(rf"{sp.latex(a.domain[0])} \in {sp.latex(a.domain[1])}")
+    if a.positive is not None:
+        parts.append(rf"{expression(a.positive)} > 0")
+    if a.equation is not None:
+        parts.append(rf"{expression(a.equation[0])} = {expression(a.equation[1])}")
+    if not parts:
+        return r" \emph{(context, prose only: the kernel uses the domains above and the formal assumptions)}"
+    return f" [${'$, $'.join(parts)}$]" + (r" \emph{(context: the proof does not need it)}" if a.context else "")
+
+
+def _cited(step) -> str:
+    named = [u.name for u in step.using if isinstance(u, Result)]
+    assumed = [u for u in step.using if not isinstance(u, Result)]
+    text = ""
+    if named:
+        text += " Uses " + ", ".join(rf"\texttt{{{prose(x)}}}" for x in named) + "."
+    if assumed:
+        text += " Rewrites with the assumption" + ("s " if len(assumed) > 1 else " ") + \
+            ", ".join(rf"${expression(a.equation[0])} = {expression(a.equation[1])}$" for a in assumed) + "."
+    return text
+
+
+def _decided(step_report) -> str:
+    """The status and the procedure that decided it."""
+    route = f" by {prose(step_report.route)}" if step_report.route and step_report.status.passed else ""
+    return f"{prose(step_report.status.value)}{route}"
+
+
+def _obligations(report: ResultReport) -> str:
+    if not report.obligations:
+        return ""
+    items = []
+    for o in report.obligations:
+        how = f" ({prose(o.route)})" if o.route else ""
+        items.append(rf"\texttt{{{prose(o.condition[:160])}}}{how}: {prose(o.status.value)}")
+    return r"\par\noindent\textit{Definedness obligations:} " + "; ".join(items) + "."
+
+
 def _close(lines: list[str], report: ResultReport) -> str:
     """The verdict, then the detail of every failing check (a link, the chain's end or its relation)."""
-    lines.append(rf"\noindent\textit{{Check:}} {status_latex(report)}, {report.seconds:.2f}\,s.")
+    lines.append(_obligations(report))
+    lines.append(rf"\par\noindent\textit{{Check:}} {status_latex(report)}, {report.seconds:.2f}\,s.")
     failing = [s for s in report.steps if not s.status.passed]
     for s in failing:
         lines.append(rf"\par\noindent Check {s.index} ({prose(s.rule)}): {prose(s.status.value)}, "
@@ -161,12 +209,19 @@ def document(families: list[Family], reports: dict[str, ResultReport], version: 
         r"\date{}",
         r"\begin{document}",
         r"\maketitle",
-        r"\noindent Every step below was decided by SymPy when this document was generated. "
+        r"\noindent Every step below was decided by the proof kernel when this document was generated. "
         r"\emph{Proved (symbolic)} holds for every admissible value of every symbol; "
         r"\emph{proved for $R = a, \dots, b$} was decided exactly for each listed value only; "
         r"\emph{unproved} means no exact procedure decided the step (it is never counted as passed); "
         r"\emph{refuted} means a counterexample satisfying the assumptions was found. "
         rf"This run: {prose(tally)}.",
+        r"\par\noindent Every expression must be \emph{defined} where it is used: each result lists its "
+        r"definedness obligations (denominators nonzero, logarithms of positive numbers, roots of non-negative "
+        r"numbers, sums with upper limit at least the lower minus one, derivatives only where the function is "
+        r"differentiable), each discharged from the assumptions. The domains of the symbols are hypotheses "
+        r"like the stated assumptions. Each step names the procedure that decided it: SymPy's normalisations "
+        r"and sign rules, z3's nlsat procedure, or both (where both decide they must agree).",
+        r"\par\noindent \textit{Trusted base:} " + prose(TRUSTED_BASE) + ".",
         r"\section*{Summary}",
         summary_table(families, reports),
         body,

@@ -94,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = {name: {"status": r.status.value, "scope": r.scope, "seconds": round(r.seconds, 3),
-                      "steps": [{"rule": s.rule, "status": s.status.value, "detail": s.detail} for s in r.steps]}
+                      "consistency": r.consistency,
+                      "steps": [{"rule": s.rule, "status": s.status.value, "route": s.route, "detail": s.detail,
+                                 "disagreement": s.disagreement} for s in r.steps],
+                      "obligations": [{"condition": o.condition, "reason": o.reason, "status": o.status.value,
+                                       "route": o.route} for o in r.obligations]}
                for name, r in reports.items()}
     write_atomically(args.out / "derivations.json", json.dumps(summary, indent=2) + "\n")
     print(f"wrote {tex}", file=sys.stderr)
