@@ -1,8 +1,9 @@
-"""One test per derivation result: every step must be decided by SymPy (``pytest -k zero_sum``)."""
+"""One test per derivation result: every step must be decided by the kernel (``pytest -k zero_sum``),
+and every assumption not marked as context must be needed."""
 
 import pytest
 
-from grpo_verify.proof import Status
+from grpo_verify.proof import Status, kernel
 from grpo_verify.proof.catalog import all_results, families
 
 RESULTS = all_results()
@@ -60,3 +61,34 @@ def test_every_package_is_listed_for_installation():
     found = {".".join(p.parent.relative_to(root).parts) for p in (root / "grpo_verify").rglob("__init__.py")}
     found.add("grpo_verify.derivations")
     assert found <= listed, sorted(found - listed)
+
+
+def test_no_derivation_step_has_the_two_procedures_disagreeing():
+    """Where SymPy and z3 both decide a link they must agree; a disagreement is a kernel bug."""
+    disagreements = [f"{r.family}.{r.name} step {s.index}" for r in RESULTS for s in r.check().disagreements]
+    assert not disagreements, disagreements
+
+
+def _needed(result, assumption) -> bool:
+    return not kernel.check(result.without(assumption), stop_at_failure=True).status.passed
+
+
+DELETIONS = [(r, a) for r in RESULTS for a in r.assumptions if not a.is_context]
+
+
+@pytest.mark.parametrize("result, assumption", DELETIONS,
+                         ids=[f"{r.family}.{r.name}-{n}" for n, (r, _a) in enumerate(DELETIONS)])
+def test_every_assumption_not_marked_context_is_needed(result, assumption):
+    """Delete one assumption: the result must then fail, or the assumption must say context=True
+    (it states where the result is meant to apply, and the rendering marks it so)."""
+    assert _needed(result, assumption), (
+        f"{result.name} is still proved without the assumption {assumption.text!r}: mark it context=True "
+        "or make the proof use it")
+
+
+def test_every_assumption_marked_context_is_not_needed():
+    """The converse: an assumption marked context must really be unnecessary."""
+    # prose-only assumptions are context by construction (the kernel sees nothing of them)
+    wrongly = [f"{r.name}: {a.text!r}" for r in RESULTS for a in r.assumptions if a.context and a.formal
+               and _needed(r, a)]
+    assert not wrongly, wrongly

@@ -1,0 +1,204 @@
+"""The proof kernel's own rules: each is shown to accept a correct use and to reject a misuse.
+
+The adversarial catalogue of false statements is ``test_soundness.py``; this file pins the
+mechanisms: definedness obligations, the kink rules for derivatives, citations and their
+hypotheses, equation assumptions, scopes, consistency, the two routes and their agreement.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+
+from grpo_verify.proof import Assumption, ForEach, KernelError, Result, Status, Step, kernel, smt
+
+x = sp.Symbol("x", real=True)
+y = sp.Symbol("y", real=True)
+w = sp.Symbol("w", positive=True)
+n = sp.Symbol("n", integer=True)
+R = sp.Symbol("R", integer=True, positive=True)
+j = sp.Symbol("j", integer=True)
+
+
+def result(**kw) -> Result:
+    kw.setdefault("name", "t")
+    kw.setdefault("doc", "a test statement")
+    return Result(**kw)
+
+
+def status(**kw) -> Status:
+    return result(**kw).check().status
+
+
+# -- construction --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("build", [
+    lambda: result(lhs=x * sp.Float("1.5"), rhs=x),
+    lambda: result(lhs=sp.Symbol("z"), rhs=sp.Integer(0)),
+    lambda: result(lhs=x, rhs=sp.Integer(0), using=((x, 0),)),
+    lambda: Step(x, "s", using=((x, 0),)),
+    lambda: Assumption("a float", condition=x > 0.5),
+    lambda: result(lhs=sp.Function("f")(x), rhs=sp.Integer(0)),
+], ids=["float", "complex symbol", "rewrite pair", "rewrite pair in a step", "float in an assumption",
+        "complex function"])
+def test_construction_refuses_inexact_or_unchecked_input(build):
+    with pytest.raises(KernelError):
+        build()
+
+
+# -- definedness ---------------------------------------------------------------------------------
+
+def test_division_needs_a_nonzero_denominator_from_the_assumptions():
+    quotient = sp.Mul(x, 1 / x, evaluate=False)
+    assert status(lhs=quotient, rhs=sp.Integer(1)) is Status.UNPROVED
+    assert status(lhs=quotient, rhs=sp.Integer(1), assumptions=(Assumption("x != 0", sp.Ne(x, 0)),)) \
+        is Status.PROVED
+
+
+def test_a_sum_needs_its_upper_limit_at_least_the_lower_minus_one():
+    claim = dict(lhs=sp.Sum(1, (j, 1, n)), rhs=n)
+    assert status(**claim) is Status.UNPROVED  # Karr's convention would make it "true" for n < 0
+    assert status(**claim, assumptions=(Assumption("n >= 0", n >= 0),)) is Status.PROVED
+
+
+def test_a_log_needs_a_positive_argument():
+    claim = dict(lhs=sp.exp(sp.log(x), evaluate=False), rhs=x)
+    assert status(**claim) is Status.UNPROVED
+    assert status(**claim, assumptions=(Assumption("x > 0", x > 0),)) is Status.PROVED
+
+
+def test_a_statement_decided_while_it_was_built_is_vacuous():
+    report = result(lhs=x / x, rhs=sp.Integer(1)).check()  # SymPy made x/x into 1 at construction
+    assert report.status is Status.UNPROVED and "vacuous" in report.steps[0].detail
+
+
+# -- kinks ---------------------------------------------------------------------------------------
+
+def test_derivative_of_min_at_a_tie_with_unequal_slopes_is_refused():
+    # d/dx min(2x, x) at 0 does not exist; SymPy's Heaviside(0) = 1/2 would give 3/2
+    assert status(lhs=sp.Subs(sp.Derivative(sp.Min(2 * x, x), x), x, 0), rhs=sp.Rational(3, 2)) \
+        is Status.UNPROVED
+
+
+def test_derivative_of_min_at_a_tie_with_equal_slopes_is_accepted():
+    # min(x, x + x**2) near 0: both branches have slope 1 at 0, so the derivative there is 1
+    assert status(lhs=sp.Subs(sp.Derivative(sp.Min(x, x + x**2), x), x, 0), rhs=sp.Integer(1)) \
+        is Status.PROVED
+
+
+def test_derivative_of_abs_at_its_kink_needs_a_zero_slope():
+    assert status(lhs=sp.Subs(sp.Derivative(sp.Abs(x), x), x, 0), rhs=sp.Integer(0)) is Status.UNPROVED
+    assert status(lhs=sp.Subs(sp.Derivative(sp.Abs(x**2), x), x, 0), rhs=sp.Integer(0)) is Status.PROVED
+
+
+def test_derivative_of_a_kinked_function_everywhere_is_refused_without_a_smoothing_equation():
+    assert status(lhs=sp.Derivative(sp.Max(x, 0), x), rhs=sp.Heaviside(x)) is Status.UNPROVED
+
+
+def _derivative_of_max_via_lemma(condition: sp.Basic) -> Status:
+    """d/dx max(x, -x) = 1 where ``condition`` holds, by the lemma max(x, -x) = x there."""
+    where = Assumption("where x is", condition)
+    lemma = result(name="max_is_identity", lhs=sp.Max(x, -x, evaluate=False), rhs=x, assumptions=(where,))
+    assert lemma.check().status is Status.PROVED, lemma.check().summary()
+    claim = result(lhs=sp.Derivative(sp.Max(x, -x, evaluate=False), x), rhs=sp.Integer(1), assumptions=(where,),
+                   steps=(Step(sp.Derivative(x, x), "max_is_identity", using=(lemma,)),))
+    return claim.check().status
+
+
+def test_a_smoothing_equation_on_an_open_set_makes_the_derivative_legal():
+    assert _derivative_of_max_via_lemma(x > 0) is Status.PROVED
+
+
+def test_a_smoothing_equation_on_a_closed_set_does_not():
+    # on x >= 0 the function is max(x, -x) = |x|, not differentiable at 0
+    assert _derivative_of_max_via_lemma(x >= 0) is Status.UNPROVED
+
+
+# -- citations and equation assumptions ------------------------------------------------------------
+
+def test_a_cited_result_must_have_its_hypotheses_here():
+    lemma = result(name="sqrt_of_square", lhs=sp.sqrt(y**2), rhs=y, assumptions=(Assumption("y > 0", y > 0),))
+    assert lemma.check().status is Status.PROVED
+    unsupported = result(lhs=sp.sqrt(y**2) + 1, rhs=y + 1, steps=(Step(y + 1, "lemma", using=(lemma,)),))
+    assert unsupported.check().status is Status.UNPROVED
+    assert "hypothesis" in unsupported.check().steps[0].detail
+    supported = result(lhs=sp.sqrt(y**2) + 1, rhs=y + 1, assumptions=(Assumption("y > 1", y > 1),),
+                       steps=(Step(y + 1, "lemma", using=(lemma,)),))
+    assert supported.check().status is Status.PROVED
+
+
+def test_an_equation_assumption_rewrites_only_where_it_is_stated():
+    zero = Assumption("x = 0", equation=(x, sp.Integer(0)))
+    stated = result(lhs=x + 1, rhs=sp.Integer(1), assumptions=(zero,), steps=(Step(sp.Integer(1), "x = 0",
+                                                                                     using=(zero,)),))
+    assert stated.check().status is Status.PROVED
+    unstated = result(lhs=x + 1, rhs=sp.Integer(1), steps=(Step(sp.Integer(1), "x = 0", using=(zero,)),))
+    assert unstated.check().status is not Status.PROVED
+    # the lemma proved with x = 0 cannot be reused where x = 0 is not assumed
+    reuse = result(lhs=x + 2, rhs=sp.Integer(2), steps=(Step(sp.Integer(1) + 1, "lemma", using=(stated,)),))
+    assert reuse.check().status is not Status.PROVED
+
+
+def test_a_range_checked_lemma_gives_its_range_to_the_citing_result():
+    eq_lemma = result(name="sum_of_ones", lhs=sp.Sum(1, (j, 1, R)), rhs=R, for_each=ForEach.range(R, 1, 4))
+    assert eq_lemma.check().status is Status.PROVED_FOR_RANGE
+    citing = result(lhs=sp.Sum(1, (j, 1, R)) + 1, rhs=R + 1, steps=(Step(R + 1, "sum_of_ones", using=(eq_lemma,)),))
+    report = citing.check()
+    assert report.status is Status.PROVED_FOR_RANGE and "1..4" in report.scope, report.summary()
+
+
+def test_a_for_each_whose_assumptions_exclude_every_value_checks_nothing():
+    report = result(lhs=R, rhs=sp.Integer(100), relation=">", assumptions=(Assumption("R > 50", R > 50),),
+                    for_each=ForEach.range(R, 2, 6)).check()
+    assert report.status is Status.UNPROVED and "nothing was checked" in report.steps[0].detail
+
+
+def test_a_for_each_with_one_failing_value_is_not_proved():
+    report = result(lhs=2**R, rhs=R**2, relation=">=", for_each=ForEach.range(R, 1, 6)).check()
+    assert report.status is Status.REFUTED  # 2**3 = 8 < 9
+
+
+# -- consistency and the two routes ----------------------------------------------------------------
+
+def test_contradictory_assumptions_are_refused():
+    report = result(lhs=x, rhs=x + 1, relation=">",
+                    assumptions=(Assumption("x > 1", x > 1), Assumption("x < 0", x < 0))).check()
+    assert report.status is Status.UNPROVED and "contradictory" in report.steps[0].detail
+
+
+def test_z3_proves_what_needs_the_conditions():
+    # SymPy's assumptions cannot use k < R; z3 can
+    k = sp.Symbol("k", integer=True, positive=True)
+    report = result(lhs=R - k, rhs=sp.Integer(1), relation=">=", assumptions=(Assumption("k < R", k < R),)).check()
+    assert report.status is Status.PROVED and report.steps[0].route == "z3", report.summary()
+
+
+def test_a_disagreement_between_the_routes_is_reported_and_fails(monkeypatch):
+    real_entails = smt.entails
+
+    def lying(hypotheses, goal, timeout_ms=5000):
+        outcome = real_entails(hypotheses, goal, timeout_ms)
+        if outcome.verdict is smt.Verdict.HOLDS and isinstance(goal, sp.Equality):
+            return smt.SmtOutcome(smt.Verdict.FAILS, "planted wrong answer", {}, True)
+        return outcome
+
+    monkeypatch.setattr(smt, "entails", lying)
+    report = result(lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1).check()
+    assert report.status is Status.UNPROVED and report.disagreements, report.summary()
+
+
+def test_an_exception_inside_the_kernel_is_a_status(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("planted crash")
+
+    monkeypatch.setattr(kernel, "decide_link", broken)
+    report = result(lhs=x + 1, rhs=1 + x, steps=(Step(1 + x, "commutativity"),)).check()
+    assert report.status is Status.UNPROVED and "planted crash" in report.steps[0].detail
+
+
+def test_symbol_domains_are_listed_as_hypotheses():
+    p = sp.Symbol("p", positive=True)
+    r = result(lhs=p, rhs=sp.Integer(0), relation=">",
+               assumptions=(Assumption("p in [0, 1]", domain=(p, sp.Interval(0, 1))),))
+    assert r.check().status is Status.PROVED
+    assert (p, "real > 0") in kernel.symbol_domains(r)  # the rendering shows the hidden "p > 0"
