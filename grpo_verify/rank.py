@@ -54,7 +54,7 @@ def _as_singular_values(singular_values: ArrayLike) -> np.ndarray:
         return sigma
     tolerance = _round_off_bound(sigma.size, float(np.max(np.abs(sigma))))
     if np.any(sigma < -tolerance):
-        raise ValueError(f"singular values must be non-negative, got minimum {sigma.min()!r}")
+        raise ValueError(f"singular values must be non-negative, got minimum {float(sigma.min())!r}")
     return np.clip(sigma, 0.0, None)
 
 

@@ -383,3 +383,130 @@ def test_planted_bug_is_detected(monkeypatch, property_check, name, buggy):
     monkeypatch.setattr(rank, name, buggy)
     with pytest.raises((AssertionError, pytest.fail.Exception)):
         property_check()
+
+
+# --- exact messages, defaults, dtypes and boundaries (found by mutation testing, experiments/mutation) ---
+
+EPS = np.finfo(np.float64).eps
+
+RANK_ERROR_MESSAGES = [
+    pytest.param(lambda: rank.rank_metrics(np.ones((2, 2))),
+                 "singular values must be a 1-D array, got shape (2, 2)", id="sigma-2d"),
+    pytest.param(lambda: rank.rank_metrics([1.0, math.nan]),
+                 "singular values must be finite, got NaN or inf", id="sigma-nan"),
+    pytest.param(lambda: rank.rank_metrics([1.0, -0.5]),
+                 "singular values must be non-negative, got minimum -0.5", id="sigma-negative"),
+    pytest.param(lambda: rank.energy_rank(np.ones(2), 1.5),
+                 "energy threshold must be in (0, 1], got 1.5", id="threshold"),
+    pytest.param(lambda: rank.tolerance_rank(np.ones(2), 1.0),
+                 "relative tolerance must be in [0, 1), got 1.0", id="tolerance"),
+    pytest.param(lambda: rank.singular_values(np.ones(3)),
+                 "matrix must be 2-D, got shape (3,)", id="matrix-1d"),
+    pytest.param(lambda: rank.singular_values(np.array([[1.0, np.inf]])),
+                 "matrix must be finite, got NaN or inf", id="matrix-inf"),
+    pytest.param(lambda: rank.singular_values_from_gram(np.ones((2, 3))),
+                 "Gram matrix must be square, got shape (2, 3)", id="gram-not-square"),
+    pytest.param(lambda: rank.singular_values_from_gram(np.ones(3)),
+                 "Gram matrix must be square, got shape (3,)", id="gram-1d"),
+    pytest.param(lambda: rank.singular_values_from_gram(np.array([[np.nan, 0.0], [0.0, 1.0]])),
+                 "Gram matrix must be finite, got NaN or inf", id="gram-nan"),
+    pytest.param(lambda: rank.singular_values_from_gram(np.array([[1.0, 0.5], [0.0, 1.0]])),
+                 "Gram matrix must be symmetric, got max |K - K^T| = 0.5", id="gram-asymmetric"),
+    pytest.param(lambda: rank.singular_values_from_gram(np.array([[1.0, 0.0], [0.0, -1.0]])),
+                 "Gram matrix must be positive semi-definite, got eigenvalue -1", id="gram-indefinite"),
+]
+
+
+@pytest.mark.parametrize("call, message", RANK_ERROR_MESSAGES)
+def test_bad_input_raises_value_error_with_the_exact_message(call, message):
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert str(raised.value) == message
+
+
+def test_threshold_and_tolerance_ranges():
+    sigma = np.array([2.0, 1.0])  # energies 4/5 and 1/5
+    assert rank.energy_rank(sigma, 1.0) == 2  # threshold 1 is allowed: all the energy
+    assert rank.energy_rank(sigma) == rank.energy_rank(sigma, 0.99) == 2  # the default is 0.99
+    assert rank.energy_rank(sigma, 0.8) == 1
+    with pytest.raises(ValueError, match="energy threshold"):
+        rank.energy_rank(sigma, 0.0)
+    assert rank.tolerance_rank(sigma, 0.0) == 2
+    for tolerance in (1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="relative tolerance"):
+            rank.tolerance_rank(sigma, tolerance)
+
+
+def test_energy_slack_is_inclusive():
+    """A cumulative fraction c is enough for threshold t when c >= t - 1e-12, equality included."""
+    sigma = np.array([2.0, 1.0])  # the first energy fraction is 4 / 5, computed as 1 / 1.25
+    fraction = 1 / 1.25
+    threshold = fraction + 1e-12
+    while threshold - 1e-12 < fraction:
+        threshold = np.nextafter(threshold, 1.0)
+    while threshold - 1e-12 > fraction:
+        threshold = np.nextafter(threshold, 0.0)
+    assert threshold - 1e-12 == fraction
+    assert rank.energy_rank(sigma, threshold) == 1
+    assert rank.energy_rank(sigma, np.nextafter(threshold + 1e-15, 1.0)) == 2
+
+
+def test_relative_tolerance_reaches_every_route():
+    sigma = np.array([1.0, 1e-7])
+    assert rank.rank_metrics(sigma).tolerance_rank == 1  # default 1e-6
+    assert rank.rank_metrics(sigma, relative_tolerance=1e-8).tolerance_rank == 2
+    assert rank.rank_metrics_of_matrix(np.diag(sigma), relative_tolerance=1e-8).tolerance_rank == 2
+    assert rank.rank_metrics_from_gram(np.diag(sigma ** 2), relative_tolerance=1e-8).tolerance_rank == 2
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_metrics_at_extreme_scales(scale):
+    """Dividing by sigma_max first keeps squares in range: the metrics of c (2, 1) are those of (2, 1)."""
+    metrics = rank.rank_metrics(scale * np.array([2.0, 1.0]))
+    assert metrics.stable_rank == pytest.approx(5 / 4, rel=1e-14)
+    assert metrics.participation_ratio == pytest.approx(25 / 17, rel=1e-14)
+    assert (metrics.energy_rank_90, metrics.energy_rank_95, metrics.energy_rank_99, metrics.tolerance_rank) == (2,) * 4
+    assert rank.energy_rank(scale * np.array([2.0, 1.0]), 0.8) == 1
+
+
+def test_inputs_are_computed_in_float64():
+    sigma32 = np.array([1.0, 0.1], dtype=np.float32)
+    assert rank.stable_rank(sigma32) == rank.stable_rank(sigma32.astype(np.float64))
+    matrix32 = np.array([[1.0, 0.1], [0.3, 0.7]], dtype=np.float32)
+    values = rank.singular_values(matrix32)
+    assert values.dtype == np.float64
+    np.testing.assert_array_equal(values, np.linalg.svd(matrix32.astype(np.float64), compute_uv=False))
+    gram32 = (matrix32 @ matrix32.T).astype(np.float32)
+    from_gram = rank.singular_values_from_gram(gram32)
+    assert from_gram.dtype == np.float64
+    np.testing.assert_array_equal(from_gram, rank.singular_values_from_gram(gram32.astype(np.float64)))
+
+
+def test_small_and_empty_matrices():
+    np.testing.assert_array_equal(rank.singular_values(np.array([[3.0]])), [3.0])
+    np.testing.assert_array_equal(rank.singular_values(np.array([[-3.0]])), [3.0])
+    assert rank.singular_values(np.zeros((0, 3))).shape == (0,)  # min(0, 3) = 0 singular values
+    assert rank.singular_values_from_gram(np.zeros((0, 0))).shape == (0,)
+    assert all(value == 0 for value in rank.rank_metrics_from_gram(np.zeros((0, 0))).as_dict().values())
+
+
+def test_a_round_off_negative_sigma_counts_as_zero():
+    # -1e-16 is within 16 * 2 * eps of 0 (relative to sigma_max = 1): the spectrum is (1, 0), every metric 1.
+    for name, value in rank.rank_metrics([1.0, -1e-16]).as_dict().items():
+        assert value == 1, name
+    # Just beyond the bound, 16 * n * eps * sigma_max, a negative sigma is an error.
+    with pytest.raises(ValueError, match="non-negative"):
+        rank.rank_metrics([1.0, -7.2e-15])
+    assert rank.rank_metrics([1.0, -7e-15]).effective_rank == 1.0
+
+
+def test_gram_eigenvalues_at_the_round_off_bound_are_zeroed():
+    """|lambda| <= 16 n eps max|lambda| is round-off: for n = 2 and max 1 the bound is 32 eps = 2^-47."""
+    bound = 16 * 2 * EPS
+    assert bound == 2.0 ** -47
+    np.testing.assert_array_equal(rank.singular_values_from_gram(np.diag([1.0, bound])), [1.0, 0.0])
+    np.testing.assert_array_equal(rank.singular_values_from_gram(np.diag([1.0, -bound])), [1.0, 0.0])
+    above = 1.03 * bound
+    np.testing.assert_array_equal(rank.singular_values_from_gram(np.diag([1.0, above])), [1.0, math.sqrt(above)])
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        rank.singular_values_from_gram(np.diag([1.0, -above]))
