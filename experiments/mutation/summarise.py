@@ -13,7 +13,8 @@ that is not listed is reported as unexplained. An equivalence entry whose record
 matches the mutant of that id (the function changed and mutmut renumbered) is reported as stale
 and not counted.
 
-``--markdown`` also prints the README tables: the per-module numbers, the equivalent mutants, and
+``--markdown`` also prints the README tables (``--readme FILE`` writes them into FILE between
+``<!-- summary:start -->`` and ``<!-- summary:end -->``): the per-module numbers, the equivalent mutants, and
 the mutants a new test killed (the ``killed_by`` entries of annotations.json, each checked to be
 killed in this run).
 """
@@ -108,12 +109,13 @@ def summarise(results: dict[str, dict], annotations: dict) -> dict:
     killed_by = []
     statuses = {mutant: status for result in results.values() for mutant, status in result["mutants"].items()}
     for mutant, note in annotations.get("killed_by", {}).items():
-        status = statuses.get(mutant, "not in this run")
+        current = note.get("now", mutant)  # the same mutation's id in the current code, if renumbered
+        status = statuses.get(current, "not in this run")
         if note.get("note"):
             status = "code changed since (see note)"
         elif status not in ("not in this run", "not checked"):
-            source = next(src for src, result in results.items() if mutant in result["mutants"])
-            added = [line[1:].strip() for line in changed_lines(mutant, source) if line.startswith("+")]
+            source = next(src for src, result in results.items() if current in result["mutants"])
+            added = [line[1:].strip() for line in changed_lines(current, source) if line.startswith("+")]
             if note["diff"] not in added:
                 status = "renumbered (its function changed since)"
             elif status not in DETECTED:
@@ -153,6 +155,8 @@ def markdown(summary: dict) -> str:
                 shown += f"<br>(+{len(tests) - 3} more)"
             if k.get("note"):
                 shown = k["note"]
+            elif k.get("now"):
+                shown += f"<br>(now `{k['now'].rpartition('.')[2]}`)"
             module, _, name = k["mutant"].rpartition(".")
             out.append(f"| `{module}` | `{name}` | `{cell(k['diff'])}` | {shown} | {k['commit']} | "
                        f"{k['status_now']} |")
@@ -164,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotations", type=Path, default=HERE / "annotations.json")
     parser.add_argument("--out", type=Path, help="write the summary as JSON here")
     parser.add_argument("--markdown", action="store_true", help="print the README tables")
+    parser.add_argument("--readme", type=Path,
+                        help="write the tables into this file, between the lines <!-- summary:start --> and "
+                             "<!-- summary:end -->")
     args = parser.parse_args(argv)
 
     annotations = json.loads(args.annotations.read_text()) if args.annotations.exists() else {}
@@ -183,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print()
         print(markdown(summary))
+    if args.readme:
+        text = args.readme.read_text()
+        start, end = "<!-- summary:start -->\n", "<!-- summary:end -->"
+        head, _, rest = text.partition(start)
+        _, _, tail = rest.partition(end)
+        args.readme.write_text(f"{head}{start}{markdown(summary)}\n{end}{tail}")
     for problem in summary["problems"]:
         print("PROBLEM:", problem, file=sys.stderr)
     return 1 if summary["problems"] else 0
