@@ -280,3 +280,9 @@ token_advantage_matrix_rank_is_number_of_distinct_active_lengths = Remark(
          "assignment holds only for equal lengths. The four $R = 4$ results above check the statement "
          "exactly on instances.",
 )
+
+why_prefix_rank_holds_for_a_range_of_T = Remark(
+    "why_prefix_rank_holds_for_a_range_of_T",
+    "$\\operatorname{rank}(P_T) = T$ is computed exactly for each $T = 1..12$: a matrix of symbolic size has no "
+    "explicit entries, and the kernel has no rule for the determinant of a triangular matrix of symbolic size.",
+)

@@ -316,3 +316,12 @@ left_to_simulation = Remark(
     "These are examined by simulation against an exact oracle in another issue; here only the first-order "
     "derivative at $\\eta = 0$ is exact.",
 )
+
+why_three_results_hold_for_a_range_of_R = Remark(
+    "why_three_results_hold_for_a_range_of_R",
+    "The three inequalities in $p^R$ are decided exactly for each $R = 2..16$ (exact real-root isolation and z3's "
+    "nlsat, for a polynomial of fixed degree), not for symbolic $R$: with a symbolic exponent $p^R$ is not a "
+    "polynomial, and the kernel does not yet have the rules a symbolic proof needs (induction over $R$, or "
+    "$a^n - b^n = (a - b) \\sum_{j=0}^{n-1} a^j b^{n-1-j}$ with a sum of non-negative terms). Their status says "
+    "\"proved for $R = 2..16$\", never \"proved\".",
+)

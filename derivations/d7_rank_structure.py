@@ -264,6 +264,14 @@ centring_matrix_has_rank_R_minus_1 = Result(
     for_each=ForEach.range(R, 2, 16),
 )
 
+why_centring_rank_holds_for_a_range_of_R = Remark(
+    "why_centring_rank_holds_for_a_range_of_R",
+    "$\\operatorname{rank}(I - \\mathbf{1}\\mathbf{1}^T/R) = R - 1$ is computed exactly for each $R = 2..16$ only: a "
+    "matrix of symbolic size has no explicit entries to eliminate. The symbolic argument -- the matrix is "
+    "idempotent with trace $R - 1$ (both proved above for symbolic $R$), and the rank of an idempotent matrix "
+    "is its trace -- needs a rank-equals-trace rule the kernel does not yet check.",
+)
+
 centred_scores_have_rank_three_for_R4 = Result(
     name="centred_scores_have_rank_three_for_R4",
     doc="The bound $\\operatorname{rank}((I - \\mathbf{1}\\mathbf{1}^T/R) G) \\le R - 1$ is attained: for the $R = 4$ "

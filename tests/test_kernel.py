@@ -39,8 +39,9 @@ def status(**kw) -> Status:
     lambda: Step(x, "s", using=((x, 0),)),
     lambda: Assumption("a float", condition=x > 0.5),
     lambda: result(lhs=sp.Function("f")(x), rhs=sp.Integer(0)),
+    lambda: result(lhs=x, rhs=0.5),
 ], ids=["float", "complex symbol", "rewrite pair", "rewrite pair in a step", "float in an assumption",
-        "complex function"])
+        "complex function", "python float"])
 def test_construction_refuses_inexact_or_unchecked_input(build):
     with pytest.raises(KernelError):
         build()
@@ -70,6 +71,12 @@ def test_a_log_needs_a_positive_argument():
 def test_a_statement_decided_while_it_was_built_is_vacuous():
     report = result(lhs=x / x, rhs=sp.Integer(1)).check()  # SymPy made x/x into 1 at construction
     assert report.status is Status.UNPROVED and "vacuous" in report.steps[0].detail
+
+
+def test_a_piecewise_takes_a_branch_only_when_every_earlier_condition_is_refuted():
+    step = sp.Piecewise((0, x > 0), (1, True))
+    assert status(lhs=step, rhs=sp.Integer(1)) is not Status.PROVED  # x = 1 gives 0
+    assert status(lhs=step, rhs=sp.Integer(1), assumptions=(Assumption("x < 0", x < 0),)) is Status.PROVED
 
 
 # -- kinks ---------------------------------------------------------------------------------------
