@@ -15,10 +15,11 @@ group size $R$ and symbolic lengths $|o_i| = T(i)$, the advantages being constan
 the sampled rewards, no gradient through them). The same is proved for the Dr. GRPO aggregation
 (advantage $r_i - \bar r$ without std, token sum divided by the constant $R L$, $L$ the maximum
 completion length) and the DAPO aggregation (token sum over the whole group divided by
-$\sum_j |o_j|$, asymmetric clip $(1 - \varepsilon_{low}, 1 + \varepsilon_{high})$, no KL term). SymPy
-differentiates $\min$ and $\max$ through Heaviside functions; at $\rho = 1$ both branches of the
-outer $\min$ have the same derivative, so the value it returns there (with $H(0) = 1/2$) is the true
-derivative, as the neighbourhood argument shows independently.
+$\sum_j |o_j|$, asymmetric clip $(1 - \varepsilon_{low}, 1 + \varepsilon_{high})$, no KL term). The
+derivative of the clipped term at $\theta = \theta_{old}$ is admitted by the kernel's rule for kinks:
+each $\min$ and $\max$ either has no tie at that point or both of its arguments have the same slope
+there (the inner $\max$ and $\min$ of the clip are not tied at ratio 1; the outer $\min$ is, with equal
+slopes), so the function is differentiable there and SymPy's derivative formula gives its value.
 """
 
 import sympy as sp
@@ -191,8 +192,9 @@ k3_is_nonnegative = Remark(
     text="$k_3 = x - \\log x - 1 \\ge 0$ for every $x > 0$, with equality only at $x = 1$: by "
          "k3_slope_in_ratio_is_one_minus_reciprocal the function decreases on $(0, 1]$ and increases on "
          "$[1, \\infty)$, and by k3_vanishes_at_ratio_one its minimum value is 0 (equivalently "
-         "$\\log x \\le x - 1$). SymPy's sign decisions do not cover this transcendental inequality, so the "
-         "monotonicity argument is stated here in prose; its ingredients are the checked results above.",
+         "$\\log x \\le x - 1$). The kernel's procedures decide real arithmetic, not this transcendental "
+         "inequality, and it has no monotone-derivative rule yet, so the argument is stated here in prose; its "
+         "ingredients are the checked results above.",
 )
 
 k3_gradient_is_one_minus_ratio_times_score = Result(

@@ -451,8 +451,9 @@ effective_rank_of_rank_two_matrix_at_most_two = Remark(
     "Unchecked calculus step: a strictly concave differentiable function on $(0, 1)$ with $H'(1/2) = 0$ attains "
     "its maximum only at $1/2$ (tangent-line inequality). With the checked facts above this gives "
     "$0 \\le H(x, 1 - x) \\le \\log 2$, hence effective rank $e^{H} \\in [1, 2]$ for a rank-2 matrix, with "
-    "$e^{H} = 2$ exactly when the two singular values are equal. SymPy has no exact decision procedure for "
-    "the transcendental inequality $H(x) \\le \\log 2$ itself.",
+    "$e^{H} = 2$ exactly when the two singular values are equal. The kernel's procedures decide real "
+    "arithmetic, not the transcendental inequality $H(x) \\le \\log 2$ itself, and it has no rule yet for "
+    "concavity (the tangent-line inequality), so the step stays a remark.",
 )
 
 # A two-cluster instance: R = 4, k = 2, gbar_C = (1, 0, 0), gbar_W = (1, 1, 0).

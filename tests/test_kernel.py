@@ -209,3 +209,30 @@ def test_symbol_domains_are_listed_as_hypotheses():
                assumptions=(Assumption("p in [0, 1]", domain=(p, sp.Interval(0, 1))),))
     assert r.check().status is Status.PROVED
     assert (p, "real > 0") in kernel.symbol_domains(r)  # the rendering shows the hidden "p > 0"
+
+
+# -- the sum rule ----------------------------------------------------------------------------------
+
+def test_a_sum_of_non_negative_terms_is_non_negative():
+    xs = sp.IndexedBase("x", real=True)
+    n0 = sp.Symbol("n", integer=True, nonnegative=True)
+    report = result(lhs=sp.Sum(xs[j] ** 2, (j, 1, n0)), rhs=sp.Integer(0), relation=">=").check()
+    assert report.status is Status.PROVED and report.steps[0].route == "sum rule", report.summary()
+
+
+def test_the_sum_rule_sets_aside_hypotheses_about_a_free_symbol_named_like_the_index():
+    from grpo_verify.proof import decide
+
+    ctx = decide.Context(hypotheses=[sp.Ge(j, 3)])  # about a free j, not the summation index
+    assert kernel.sum_sign(sp.Sum(j - 2, (j, 1, n)), False, ctx) == ""
+    assert kernel.sum_sign(sp.Sum(j, (j, 1, n)), False, ctx) != ""  # j >= 1 in the range itself
+
+
+def test_the_sum_rule_needs_a_non_empty_range_for_a_strict_claim():
+    from grpo_verify.proof import decide
+
+    f = sp.Function("f", positive=True)
+    n0 = sp.Symbol("n", integer=True, nonnegative=True)
+    assert kernel.sum_sign(sp.Sum(f(j), (j, 1, n0)), True, decide.Context()) == ""  # n = 0: the sum is 0
+    assert kernel.sum_sign(sp.Sum(f(j), (j, 1, R)), True, decide.Context()) != ""  # R >= 1
+    assert kernel.sum_sign(-sp.Sum(f(j), (j, 1, R)), False, decide.Context()) == ""  # a negative coefficient

@@ -514,6 +514,8 @@ def find_counterexample(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Contex
         if inst is None:
             continue
         (x, *closed), values = inst
+        if _has_unassignable([x, *closed]):
+            return None
         if not all(_truth(c) is True for c in closed):
             continue
         entries = list(x) if isinstance(x, sp.MatrixBase) else [x]
@@ -547,9 +549,17 @@ def find_witness(conditions: Sequence[sp.Basic], ctx: Context, tries: int = 12, 
         if inst is None:
             continue
         closed, values = inst
+        if _has_unassignable(closed):
+            return None  # an operator no random value can instantiate (an expectation): no witness this way
         if all(_truth(c) is True for c in closed):
             return ", ".join(f"{k} = {sp.sstr(val)}" for k, val in list(values.items())[:8])
     return None
+
+
+def _has_unassignable(closed: Sequence[sp.Basic]) -> bool:
+    """Whether an instantiated expression still holds something that is not a number."""
+    return any(isinstance(c, sp.Basic) and not isinstance(c, sp.MatrixBase)
+               and (c.free_symbols or c.atoms(sp.Indexed)) for c in closed)
 
 
 def _definitions(conditions: Sequence[sp.Basic]) -> dict:

@@ -258,6 +258,34 @@ def _consistency(hypotheses: Sequence[sp.Basic], ctx: decide.Context) -> tuple[b
                   "(sums, expectations and functions as opaque atoms) satisfiable, but no exact model was found")
 
 
+def sum_sign(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
+    """``e >= 0`` (``> 0`` if strict) for ``e`` a sum of terms ``c * Sum(f, (j, lo, hi))`` with constant
+    ``c > 0``: each ``f`` must be ``>= 0`` (``> 0``) wherever ``lo <= j <= hi``, hypotheses about a free
+    ``j`` being set aside, and, for a strict claim, one of the ranges must be non-empty. A sum of
+    non-negative terms is non-negative; of positive terms over a non-empty range, positive."""
+    terms = sp.Add.make_args(sp.expand(e)) if not isinstance(e, sp.Sum) else (e,)
+    nonempty = False
+    for term in terms:
+        coefficient, sums = sp.S.One, []
+        for factor in sp.Mul.make_args(term):
+            if isinstance(factor, sp.Sum):
+                sums.append(factor)
+            else:
+                coefficient *= factor
+        if len(sums) != 1 or len(sums[0].limits) != 1 or not prove_condition(sp.Gt(coefficient, 0), ctx)[0]:
+            return ""
+        (total,) = sums
+        j, lo, hi = total.limits[0]
+        here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if j not in h.free_symbols])
+        body = total.function
+        if not prove_condition(sp.Gt(body, 0) if strict else sp.Ge(body, 0), here, (sp.Ge(j, lo), sp.Le(j, hi)))[0]:
+            return ""
+        nonempty = nonempty or (strict and prove_condition(sp.Ge(hi, lo), ctx)[0])
+    if strict and not nonempty:
+        return ""
+    return "a sum of " + ("positive terms over a non-empty range" if strict else "non-negative terms")
+
+
 def resolve_piecewise(e: sp.Basic, ctx: decide.Context) -> sp.Basic:
     """Each ``Piecewise`` replaced by the branch the assumptions select (the first branch whose
     condition is proved, every earlier condition being refuted by proof); left as it is if any
@@ -424,6 +452,11 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
         return _Link(Status.PROVED, sym.detail, route, obligations=obligations)
     if z3_verdict is True:
         return _Link(Status.PROVED, f"z3 (nlsat): {z3_detail}", "z3", obligations=obligations)
+    if sym.verdict is None and relation not in ("=", "!="):
+        bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
+        how = sum_sign(bigger - smaller, relation in ("<", ">"), ctx)
+        if how:
+            return _Link(Status.PROVED, how, "sum rule", obligations=obligations)
     if sym.verdict is False:
         return _Link(Status.REFUTED, sym.detail, "SymPy", obligations=obligations)
     if z3_verdict is False:

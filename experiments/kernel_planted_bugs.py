@@ -1,0 +1,75 @@
+"""Plant each of the proof kernel's checks' bugs in a copy of the package and run the kernel tests.
+
+Every planted bug must make ``tests/test_kernel.py`` or ``tests/test_soundness.py`` fail; a plant that
+leaves both green is a check no test pins. Run from the repository root (a minute or two):
+
+    python experiments/kernel_planted_bugs.py            # every plant
+    python experiments/kernel_planted_bugs.py 3 7        # some of them
+
+Prints one line per plant with pytest's closing line; exits 1 if any plant survives or no longer applies.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (file under grpo_verify/proof/, the line(s) as they are, the planted bug)
+PLANTS = [
+ ("definedness.py", "    if exp.is_integer:\n        out.append(Obligation(sp.Ne(base, 0)", "    if exp.is_integer and False:\n        out.append(Obligation(sp.Ne(base, 0)"),
+ ("kernel.py", "            ok, _route = prove_condition(h, ctx)\n            if not ok:", "            ok, _route = True, ''\n            if not ok:"),
+ ("kernel.py", "    return all(strict(h) for h in hypotheses)", "    return True"),
+ ("definedness.py", "    return sp.Or(sp.Ne(value, 0), sp.And(sp.Eq(value, 0), sp.Eq(slope, 0)))", "    return sp.Or(sp.Ne(value, 0), sp.Eq(value, 0))"),
+ ("kernel.py", "    if consistent is False:\n        return _failed", "    if consistent is None:\n        return _failed"),
+ ("kernel.py", "    if not checked:\n        return _Link(Status.UNPROVED", "    if False:\n        return _Link(Status.UNPROVED"),
+ ("decide.py", "    points = _gap_points(roots, lo, hi)", "    points = []"),
+ ("result.py", "        if key in self._STATEMENT and self.__dict__.get(\"_frozen\"):", "        if False:"),
+ ("kernel.py", "    found = []\n    for h in hypotheses:", "    found = []\n    for h in []:"),
+ ("kernel.py", "hypotheses=[h for h in ctx.hypotheses if not (h.free_symbols & set(o.bound))]", "hypotheses=list(ctx.hypotheses)"),
+ ("kernel.py", "                if not prove_condition(sp.Not(cond), ctx)[0]:\n                    break", "                if False:\n                    break"),
+ ("definedness.py", "        raise KernelError(f\"{where}: the float {e!r} is not exact; write it as a Rational\")", "        return"),
+ ("definedness.py", "            raise KernelError(f\"{where}: the float {node} is not exact (it is rounded); write it as a Rational\")", "            pass"),
+ ("kernel.py", "    if sym.verdict is not None and z3_verdict is not None and sym.verdict != z3_verdict:", "    if False:"),
+ ("decide.py", "        if strict:\n            point = a if a == b else None", "        if False:\n            point = a if a == b else None"),
+ ("definedness.py", "            out.append(Obligation(sp.Ge(hi, lo - 1),", "            (lambda *a: None)(Obligation(sp.Ge(hi, lo - 1),"),
+ ("kernel.py", "        here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if j not in h.free_symbols])", "        here = ctx"),
+ ("kernel.py", "    if strict and not nonempty:\n        return \"\"", "    if False:\n        return \"\""),
+ ("kernel.py", " or not prove_condition(sp.Gt(coefficient, 0), ctx)[0]:", ":"),
+]
+
+
+def main(argv: list[str]) -> int:
+    chosen = [int(a) for a in argv] or range(len(PLANTS))
+    failures = 0
+    with tempfile.TemporaryDirectory() as work:
+        for n in chosen:
+            name, old, new = PLANTS[n]
+            tree = Path(work, f"plant{n}")
+            shutil.copytree(ROOT / "grpo_verify", tree / "grpo_verify", ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / "tests", tree / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+            path = tree / "grpo_verify" / "proof" / name
+            text = path.read_text()
+            if old not in text:
+                print(f"{n} {name}: the planted line is no longer in the code; update this script")
+                failures += 1
+                continue
+            path.write_text(text.replace(old, new, 1))
+            env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
+            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                                  "tests/test_kernel.py", "tests/test_soundness.py"], cwd=tree, env=env,
+                                 capture_output=True, text=True)
+            closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
+            caught = run.returncode != 0
+            failures += not caught
+            print(f"{n} {name}: {'caught' if caught else 'SURVIVED'} ({closing})", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
