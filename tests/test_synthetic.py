@@ -337,3 +337,218 @@ class OffByOneTabular(TabularAutoregressive):
 def test_score_check_catches_planted_bugs(buggy):
     with pytest.raises(AssertionError):
         assert_scores_match_autograd(buggy)
+
+
+# --- exact messages, defaults, devices and strategies (found by mutation testing, experiments/mutation) ---
+
+F64 = torch.float64
+
+
+def _outcomes(sequences, probs, scores):
+    return Outcomes(torch.as_tensor(sequences), torch.as_tensor(probs, dtype=F64), torch.as_tensor(scores, dtype=F64))
+
+
+SYNTHETIC_ERROR_MESSAGES = [
+    pytest.param(lambda: SoftmaxBandit(1), "vocab_size must be an int >= 2, got 1", id="vocab"),
+    pytest.param(lambda: TabularAutoregressive(2, 0), "length must be an int >= 1, got 0", id="length"),
+    pytest.param(lambda: SoftmaxBandit(2, max_outcomes=0), "max_outcomes must be an int >= 1, got 0", id="max-outcomes"),
+    pytest.param(lambda: SoftmaxBandit(2, max_outcomes=1).enumerate(),
+                 "SoftmaxBandit has V^T = 2^1 = 2 outcomes, more than the limit 1; pass a larger max_outcomes or "
+                 "use a smaller policy", id="enumeration-limit"),
+    pytest.param(lambda: SoftmaxBandit(3).log_prob([[0]]), "sequences must be an int64 tensor, got list",
+                 id="sequences-list"),
+    pytest.param(lambda: SoftmaxBandit(3).log_prob(torch.zeros(1, 1)),
+                 "sequences must be an int64 tensor, got torch.float32", id="sequences-float"),
+    pytest.param(lambda: SoftmaxBandit(3).log_prob(torch.zeros(2, 2, dtype=torch.int64)),
+                 "sequences must have shape (n, 1), got (2, 2)", id="sequences-shape"),
+    pytest.param(lambda: SoftmaxBandit(3).log_prob(torch.tensor([[3], [-1]])),
+                 "tokens must lie in 0..2, got range -1..3", id="tokens"),
+    pytest.param(lambda: SoftmaxBandit(3, logits=[1.0, 2.0]), "expected initial values of shape (3,), got (2,)",
+                 id="logit-shape"),
+    pytest.param(lambda: SoftmaxBandit(3, logits=[math.nan, 0.0, 0.0]), "initial parameter values must be finite",
+                 id="logit-nan"),
+    pytest.param(lambda: LinearSoftmax(torch.zeros(3)), "features must be a (K, d) matrix with d >= 1, got shape (3,)",
+                 id="features-1d"),
+    pytest.param(lambda: LinearSoftmax([[math.nan], [0.0]]), "features must be finite", id="features-nan"),
+    pytest.param(lambda: _outcomes(torch.tensor([0, 1]), [0.5, 0.5], [[0.0], [0.0]]),
+                 "sequences must be an int64 (N, T) tensor, got torch.int64 shape (2,)", id="outcomes-1d"),
+    pytest.param(lambda: _outcomes(torch.zeros(0, 1, dtype=torch.int64), [], torch.zeros(0, 1)),
+                 "outcomes must hold at least one sequence", id="outcomes-empty"),
+    pytest.param(lambda: _outcomes([[0], [1]], [0.5, 0.5], [[0.0], [math.nan]]), "probs and scores must be finite",
+                 id="outcomes-nan-score"),
+    pytest.param(lambda: TinyCausalTransformer(3, 2, prompt=()),
+                 "prompt must be a non-empty 1-D sequence of token ids (the first completion token is predicted "
+                 "from its last position)", id="empty-prompt"),
+    pytest.param(lambda: TinyCausalTransformer(3, 2, prompt=(0, 3)), "prompt tokens must lie in 0..2, got [0, 3]",
+                 id="prompt-token"),
+    pytest.param(lambda: TinyCausalTransformer(3, 2, config=_llama_config(vocab_size=4)),
+                 "config.vocab_size = 4 differs from vocab_size = 3", id="config-vocab"),
+    pytest.param(lambda: binary_rewards(torch.tensor([0, 1]), [(0,)]),
+                 "pass Outcomes or an int64 (N, T) tensor of sequences", id="rewards-1d"),
+    pytest.param(lambda: binary_rewards(SoftmaxBandit(3).enumerate(), [(k,) for k in range(5, 11)]),
+                 "correct sequences that are not outcomes: [(5,), (6,), (7,), (8,), (9,)]", id="unknown-correct"),
+    pytest.param(lambda: tabulated_rewards(SoftmaxBandit(5).enumerate(), {(0,): 1.0}),
+                 "4 outcomes have no reward, e.g. [(1,), (2,), (3,)]; pass default=", id="missing-rewards"),
+    pytest.param(lambda: tabulated_rewards(SoftmaxBandit(2).enumerate(), {(0,): 1.0, (1,): math.inf}),
+                 "rewards must be finite", id="infinite-reward"),
+    pytest.param(lambda: policy_strategy(kinds=("tree",)),
+                 "kinds must be a non-empty subset of ('bandit', 'linear', 'tabular', 'shared'), got ('tree',)",
+                 id="policy-kinds"),
+    pytest.param(lambda: policy_strategy(max_outcomes=1), "max_outcomes must be >= 2, got 1", id="policy-size"),
+    pytest.param(lambda: reward_strategy(3, styles=()),
+                 "styles must be a non-empty subset of ('binary', 'continuous', 'ties'), got ()", id="reward-styles"),
+]
+
+
+def _llama_config(vocab_size=3, num_key_value_heads=2):
+    from transformers import LlamaConfig
+    return LlamaConfig(vocab_size=vocab_size, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                       num_attention_heads=2, num_key_value_heads=num_key_value_heads, max_position_embeddings=4,
+                       initializer_range=0.2, tie_word_embeddings=False)
+
+
+@pytest.mark.parametrize("call, message", SYNTHETIC_ERROR_MESSAGES)
+def test_bad_input_raises_value_error_with_the_exact_message(call, message):
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert str(raised.value) == message
+
+
+def test_boundary_inputs_are_accepted():
+    assert SoftmaxBandit(2, max_outcomes=1).max_outcomes == 1
+    assert LinearSoftmax([[1.0], [0.0]], max_outcomes=1).max_outcomes == 1
+    assert TinyCausalTransformer(max_outcomes=5).max_outcomes == 5
+    one = _outcomes([[0]], [1.0], [[0.0]])  # a single outcome
+    assert one.num_outcomes == 1
+    assert _outcomes([[0], [1]], [1.0, 0.0], [[0.0], [0.0]]).probs[1] == 0  # a zero probability
+    assert TinyCausalTransformer(prompt=(2,)).prompt.tolist() == [2]  # a one-token prompt
+    assert TinyCausalTransformer(prompt=torch.tensor([0.0, 1.0])).prompt.dtype == torch.int64
+    assert policy_strategy(max_outcomes=2) is not None
+
+
+def test_initial_values_are_seeded_normal_draws_without_touching_the_global_rng():
+    state = torch.get_rng_state()
+    first, again, other = (SoftmaxBandit(4, seed=s).logits.detach() for s in (3, 3, 4))
+    assert torch.equal(torch.get_rng_state(), state)
+    assert torch.equal(first, again) and not torch.equal(first, other)
+    # The default seed is 0, for every policy.
+    assert torch.equal(SoftmaxBandit(4).logits, SoftmaxBandit(4, seed=0).logits)
+    assert torch.equal(LinearSoftmax(torch.eye(3)).weights, LinearSoftmax(torch.eye(3), seed=0).weights)
+    assert torch.equal(TabularAutoregressive(2, 2).table, TabularAutoregressive(2, 2, seed=0).table)
+    default, seeded = TinyCausalTransformer(), TinyCausalTransformer(seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(default.parameters(), seeded.parameters()))
+    # N(0, 1): 20000 draws have mean within 0.05 of 0 and std within 0.05 of 1.
+    for draws in (SoftmaxBandit(20000).logits, LinearSoftmax(torch.zeros(2, 20000)).weights,
+                  TabularAutoregressive(140, 2).table):
+        draws = draws.detach().flatten()
+        assert draws.numel() >= 19600
+        assert abs(draws.mean().item()) < 0.05 and abs(draws.std().item() - 1) < 0.05
+
+
+def test_transformer_defaults_and_weights():
+    policy = TinyCausalTransformer()
+    assert (policy.vocab_size, policy.length, policy.num_outcomes) == (3, 2, 9)
+    # Llama, V = 3, hidden 16, MLP 32, one layer, two heads, untied: embedding 48, attention 4 * 16 * 16,
+    # MLP 3 * 16 * 32, two layer norms and the final one 3 * 16, head 48.
+    assert policy.num_parameters == 48 + 1024 + 1536 + 48 + 48
+    weights = torch.cat([m.weight.flatten() for m in policy.model.modules() if isinstance(m, torch.nn.Linear)])
+    assert 0.15 < weights.std().item() < 0.25  # init_std = 0.2
+    assert policy.model.config._attn_implementation == "grpo_verify_float64_causal"
+    assert TinyCausalTransformer(exact=False).model.config._attn_implementation == "eager"
+
+
+def test_transformer_with_a_given_config_leaves_it_unchanged_and_supports_grouped_heads():
+    config = _llama_config(num_key_value_heads=1)  # two query heads share one key/value head
+    before = config.to_dict()
+    exact = TinyCausalTransformer(3, 2, config=config)
+    assert config.to_dict() == before
+    eager = TinyCausalTransformer(3, 2, config=config, exact=False)
+    sequences = exact.all_sequences()
+    # transformers' eager attention (softmax in float32) agrees to ~1e-7.
+    assert_close(exact.log_prob(sequences), eager.log_prob(sequences).detach(), tol=1e-5)
+
+
+def test_transformer_registers_its_attention_itself():
+    from transformers import AttentionInterface
+    registry = AttentionInterface._global_mapping
+    saved = registry.pop("grpo_verify_float64_causal", None)
+    try:
+        policy = TinyCausalTransformer()
+        assert torch.isfinite(policy.log_prob(policy.all_sequences())).all()
+    finally:
+        if saved is not None:
+            registry["grpo_verify_float64_causal"] = saved
+
+
+@pytest.mark.parametrize("make", [lambda: TabularAutoregressive(2, 3), lambda: TabularAutoregressive(2, 3, shared=True),
+                                  lambda: TinyCausalTransformer()], ids=["tabular", "shared", "transformer"])
+def test_log_probs_are_computed_on_the_device_of_the_policy(make):
+    """On the meta device (shapes only), any tensor made on the CPU instead would raise."""
+    policy = make().to("meta")
+    log_probs = policy(torch.zeros(3, policy.length, dtype=torch.int64, device="meta"))
+    assert log_probs.device.type == "meta" and log_probs.shape == (3,)
+
+
+def test_flat_gradient_fills_unused_parameters_with_zeros():
+    policy = TinyCausalTransformer()
+    gradient = policy.flat_gradient(policy.model.lm_head.weight.sum())
+    assert gradient.shape == (policy.num_parameters,)
+    assert gradient.sum().item() == 48 and torch.count_nonzero(gradient).item() == 48
+
+
+def test_scores_of_some_sequences_and_of_none():
+    bandit = SoftmaxBandit(3, logits=[0.0, 1.0, 2.0])
+    pi = torch.softmax(torch.tensor([0.0, 1.0, 2.0], dtype=F64), dim=0)
+    assert_close(bandit.scores(torch.tensor([[0]])), (torch.tensor([1.0, 0.0, 0.0], dtype=F64) - pi)[None])
+    tabular = TabularAutoregressive(3, 1, logits=torch.zeros(1, 3))
+    assert_close(tabular.scores(torch.tensor([[0]])), torch.tensor([[2 / 3, -1 / 3, -1 / 3]], dtype=F64))
+    empty = bandit.autograd_scores(torch.zeros(0, 1, dtype=torch.int64))
+    assert empty.shape == (0, 3) and empty.dtype == F64
+
+
+def test_enumeration_batch_size_does_not_matter():
+    policy = TabularAutoregressive(3, 2, seed=4)
+    reference, batched = policy.enumerate(), policy.enumerate(batch_size=2)
+    assert torch.equal(reference.sequences, batched.sequences)
+    assert_close(batched.probs, reference.probs, tol=1e-15)
+
+
+def test_tabulated_rewards_from_a_complete_table_are_float64():
+    outcomes = SoftmaxBandit(2).enumerate()
+    rewards = tabulated_rewards(outcomes, {(0,): 0.1, (1,): 2.0})
+    assert rewards.dtype == F64 and rewards.tolist() == [0.1, 2.0]
+
+
+def _no_example(strategy, condition):
+    from hypothesis import find, settings
+    from hypothesis.errors import NoSuchExample
+    try:
+        find(strategy, condition, settings=settings(max_examples=300, database=None))
+    except NoSuchExample:
+        return True
+    return False
+
+
+def _some_example(strategy, condition):
+    from hypothesis import find, settings
+    return find(strategy, condition, settings=settings(max_examples=2000, database=None)) is not None
+
+
+def _logits(policy):
+    return policy.logits.detach() if isinstance(policy, SoftmaxBandit) else policy.table.detach()
+
+
+def test_policy_strategy_covers_its_documented_range_and_no_more():
+    bandits = policy_strategy(("bandit",))
+    tables = policy_strategy(("tabular",))
+    # At most max_outcomes = 9 outcomes, logits in [-3, 3] and never subnormal.
+    assert _no_example(bandits, lambda p: p.num_outcomes > 9)
+    assert _no_example(tables, lambda p: p.num_outcomes > 9)
+    assert _no_example(bandits, lambda p: _logits(p).abs().max() > 3)
+    assert _no_example(bandits, lambda p: bool(((_logits(p) != 0) & (_logits(p).abs() < torch.finfo(F64).tiny)).any()))
+    # ... and those limits are reached: V^T = 9 by (3, 2) and (9, 1), V = 2, negative and positive logits.
+    assert _some_example(tables, lambda p: (p.vocab_size, p.length) == (3, 2))
+    assert _some_example(tables, lambda p: (p.vocab_size, p.length) == (9, 1))
+    assert _some_example(tables, lambda p: p.vocab_size == 2)
+    assert _some_example(bandits, lambda p: _logits(p).min() < -2)
+    assert _some_example(bandits, lambda p: _logits(p).max() > 2)
