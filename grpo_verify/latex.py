@@ -160,7 +160,8 @@ def _obligations(report: ResultReport) -> str:
     items = []
     for o in report.obligations:
         how = f" ({prose(o.route)})" if o.route else ""
-        items.append(rf"\texttt{{{prose(o.condition[:160])}}}{how}: {prose(o.status.value)}")
+        shown = f"${o.latex}$" if o.latex and len(o.latex) <= 400 else rf"\texttt{{{prose(o.condition[:160])}}}"
+        items.append(rf"{shown}{how}: {prose(o.status.value)}")
     return r"\par\noindent\textit{Definedness obligations:} " + "; ".join(items) + "."
 
 

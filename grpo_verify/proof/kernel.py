@@ -58,6 +58,7 @@ class ObligationReport:
     reason: str
     status: Status
     route: str
+    latex: str = ""  # the condition in LaTeX
 
 
 @dataclass(frozen=True)
@@ -146,9 +147,10 @@ def symbol_domains(result: "Result") -> list[tuple[sp.Basic, str]]:
             set().union(*[x.atoms(sp.Symbol, sp.Indexed, AppliedUndef) for x in e])
         bound = {v for node in sp.preorder_traversal(e) if isinstance(node, (sp.Sum, sp.Product))
                  for v in node.variables} if not isinstance(e, sp.MatrixBase) else set()
+        labels = {a.base.label for a in atoms if isinstance(a, sp.Indexed)}
         for atom in atoms:
             key = atom.base if isinstance(atom, sp.Indexed) else atom.func if isinstance(atom, AppliedUndef) else atom
-            if key in found or (isinstance(atom, sp.Symbol) and atom in bound):
+            if key in found or (isinstance(atom, sp.Symbol) and (atom in bound or atom in labels)):
                 continue
             found[key] = _domain_text(atom)
     return sorted(found.items(), key=lambda kv: str(kv[0]))
@@ -163,6 +165,8 @@ def _domain_text(atom: sp.Basic) -> str:
                 "")
     if isinstance(atom, AppliedUndef):
         return f"a smooth {kind} function{(' with values ' + sign) if sign else ''}"
+    if isinstance(atom, sp.Indexed):
+        return f"{kind}{(' ' + sign) if sign else ''}, every entry"
     return f"{kind}{(' ' + sign) if sign else ''}"
 
 
@@ -364,7 +368,7 @@ def discharge(expressions: Sequence[sp.Basic], ctx: decide.Context, cache: dict)
                     cache[key] = smooth_by_rewriting(o, here)
             ok, route = cache[key]
             reports.append(ObligationReport(sp.sstr(o.condition), o.reason,
-                                            Status.PROVED if ok else Status.UNPROVED, route))
+                                            Status.PROVED if ok else Status.UNPROVED, route, sp.latex(o.condition)))
             if not ok and not failure:
                 failure = f"not shown to be defined: {o.reason} (needs {sp.sstr(o.condition)})"
     return reports, failure
