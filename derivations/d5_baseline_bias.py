@@ -384,8 +384,9 @@ conditioning_on_rollout_i = Remark(
     "The step $E[A_i g_i] = E[g_i h(r_i)]$ is the tower property: given $o_i$, the other $R - 1$ rollouts are "
     "independent of $o_i$, so $E[A_i \\mid o_i]$ depends on $o_i$ only through $r_i$; it is $h(r_i)$ with "
     "$h(x)$ the average of the advantage of a rollout with reward $x$ over $j \\sim \\mathrm{Bin}(R-1, p)$ "
-    "successes among the others. The abstract step is not checked symbolically; the finite-model results "
-    "above check its consequence exactly for $R \\le 4$.",
+    "successes among the others. The abstract step is not checked symbolically: the kernel's expectation $E$ is "
+    "linear only, with no rule for conditioning or the tower property; the finite-model results above check its "
+    "consequence exactly for $R \\le 4$.",
 )
 
 # == three reward values: no rescaling ============================================================

@@ -371,6 +371,15 @@ softmax_example_mean_baseline_excess_variance_is_one_fortieth = Result(
     rule="evaluation", why="$E \\lVert g \\rVert^2 (b - b^*)^2$ with $E \\lVert g \\rVert^2 = 1 - S = 5/8$.",
 )
 
+one_minus_S_positive_for_every_K = Remark(
+    "one_minus_S_positive_for_every_K",
+    "$1 - S > 0$ is proved for $K = 3$; for every $K$ only the identity $1 - S = \\sum_a \\pi_a (1 - \\pi_a)$ is. "
+    "The kernel's sum rule would conclude $\\sum_a \\pi_a (1 - \\pi_a) > 0$ from $\\pi_a (1 - \\pi_a) > 0$ for every "
+    "$a$, but $\\pi_a < 1$ follows from the normalisation only through the other terms, and the kernel has no "
+    "universally quantified hypotheses to state it per term; results that need $1 - S > 0$ for every $K$ "
+    "assume it.",
+)
+
 group_mean_is_not_the_population_mean = Remark(
     "group_mean_is_not_the_population_mean",
     "GRPO's baseline for rollout $i$ is the group mean $\\bar r = r_i/R + \\sum_{j \\ne i} r_j/R$, an estimate of "
