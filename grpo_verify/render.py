@@ -36,6 +36,17 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def unwritable(folder: Path) -> str:
+    """Why ``folder`` cannot receive the output ("" if it can): tried by creating it and a file in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe."):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""
+
+
 def check_all(progress=sys.stderr) -> tuple[list, dict[str, ResultReport]]:
     fams = families()
     reports: dict[str, ResultReport] = {}
@@ -84,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.out.exists() and not args.out.is_dir():
         print(f"error: --out {args.out} exists and is not a folder", file=sys.stderr)
+        return 2
+    problem = unwritable(args.out)
+    if problem:  # before the minute of checking, not after it
+        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
         return 2
 
     fams, reports = check_all()

@@ -71,3 +71,18 @@ def test_document_compiles_to_pdf(tmp_path):
     pdf = Path(tmp_path, "derivations.pdf")
     assert pdf.read_bytes().startswith(b"%PDF")
     assert Path(tmp_path, "derivations.json").exists()
+
+
+def test_an_unwritable_out_is_refused_before_any_checking(tmp_path, capsys, monkeypatch):
+    if os.geteuid() == 0:  # root writes through permission bits: make the folder a file's child instead
+        blocker = tmp_path / "file"
+        blocker.write_text("x")
+        out = blocker / "sub"
+    else:
+        out = tmp_path / "locked"
+        out.mkdir()
+        out.chmod(0o500)
+    monkeypatch.setattr(render, "check_all", lambda: pytest.fail("checked before refusing the output folder"))
+    assert render.main(["--out", str(out)]) == 2
+    assert f"--out {out}" in capsys.readouterr().err
+    assert not (tmp_path / "file" / "sub").exists()
