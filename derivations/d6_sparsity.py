@@ -112,35 +112,33 @@ zero_gradient_probability_is_at_least_two_pow_one_minus_R = Result(
 HALF_INTERVAL = Assumption("$u \\in [0, 1/2]$, i.e. $p = 1/2 + u \\in [1/2, 1]$", domain=(u, sp.Interval(0, sp.Rational(1, 2))))
 zero_gradient_probability_increases_away_from_one_half = Result(
     name="zero_gradient_probability_increases_away_from_one_half",
-    doc="$\\frac{d}{du} z_R(1/2 + u) \\ge 0$ for $u \\in [0, 1/2]$, checked for each $R = 2..16$; with the symmetry "
+    doc="$\\frac{d}{du} z_R(1/2 + u) \\ge 0$ for $u \\in [0, 1/2]$ and every $R \\ge 2$; with the symmetry "
         "$z_R$ increases with $|p - 1/2|$.",
     lhs=sp.Derivative(zero_gradient_probability(sp.Rational(1, 2) + u), u),
     rhs=sp.Integer(0),
     relation=">=",
-    assumptions=(GROUP_SETTING, HALF_INTERVAL),
+    assumptions=(GROUP, HALF_INTERVAL),
     steps=(
         Step(R * ((sp.Rational(1, 2) + u) ** (R - 1) - (sp.Rational(1, 2) - u) ** (R - 1)), "power rule",
              "Differentiate both terms."),
-        Step(sp.Integer(0), "exact real-root isolation on [0, 1/2]",
-             "$1/2 + u \\ge 1/2 - u \\ge 0$ there; decided as a polynomial in $u$ for each $R$.", relation=">="),
+        Step(sp.Integer(0), "monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
+             "$1/2 + u \\ge 1/2 - u \\ge 0$ there and $R - 1 \\ge 0$.", relation=">="),
     ),
-    for_each=RANGE,
 )
 
 SLOPE_INTERVAL = Assumption("$p \\in (1/2, 1]$", domain=(p, sp.Interval.Lopen(sp.Rational(1, 2), 1)))
 zero_gradient_probability_slope_is_positive_above_half = Result(
     name="zero_gradient_probability_slope_is_positive_above_half",
-    doc="$z_R'(p) = R (p^{R-1} - (1-p)^{R-1}) > 0$ for $p \\in (1/2, 1]$, checked for each $R = 2..16$.",
+    doc="$z_R'(p) = R (p^{R-1} - (1-p)^{R-1}) > 0$ for $p \\in (1/2, 1]$ and every $R \\ge 2$.",
     lhs=sp.Derivative(zero_gradient_probability(), p),
     rhs=sp.Integer(0),
     relation=">",
-    assumptions=(GROUP_SETTING, SLOPE_INTERVAL),
+    assumptions=(GROUP, SLOPE_INTERVAL),
     steps=(
         Step(zero_gradient_probability_slope(), "power rule", "Differentiate both terms."),
-        Step(sp.Integer(0), "exact real-root isolation on (1/2, 1]",
-             "The only root in $[1/2, 1]$ is $p = 1/2$, excluded.", relation=">"),
+        Step(sp.Integer(0), "strict monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
+             "$p > 1 - p \\ge 0$ on $(1/2, 1]$ and $R - 1 \\ge 1$.", relation=">"),
     ),
-    for_each=RANGE,
 )
 
 c = sp.Symbol("c", positive=True)  # the group's common scale s + eps (eps > 0, or D4's convention)
@@ -317,11 +315,11 @@ left_to_simulation = Remark(
     "derivative at $\\eta = 0$ is exact.",
 )
 
-why_three_results_hold_for_a_range_of_R = Remark(
-    "why_three_results_hold_for_a_range_of_R",
-    "The three inequalities in $p^R$ are decided exactly for each $R = 2..16$ (exact real-root isolation and z3's "
-    "nlsat, for a polynomial of fixed degree), not for symbolic $R$: with a symbolic exponent $p^R$ is not a "
-    "polynomial, and the kernel does not yet have the rules a symbolic proof needs (induction over $R$, or "
-    "$a^n - b^n = (a - b) \\sum_{j=0}^{n-1} a^j b^{n-1-j}$ with a sum of non-negative terms). Their status says "
-    "\"proved for $R = 2..16$\", never \"proved\".",
+why_the_minimum_holds_for_a_range_of_R = Remark(
+    "why_the_minimum_holds_for_a_range_of_R",
+    "$p^R + (1-p)^R \\ge 2^{1-R}$ is decided exactly for each $R = 2..16$ (exact real-root isolation and z3's "
+    "nlsat, for a polynomial of fixed degree), not for symbolic $R$: it is a convexity (power-mean) inequality, "
+    "and the kernel has no rule for it yet; its status says \"proved for $R = 2..16$\", never \"proved\". The "
+    "two monotonicity results above are proved for every $R \\ge 2$ by the kernel's power rule ($x \\mapsto x^n$ "
+    "does not decrease on $[0, \\infty)$ for an integer $n \\ge 0$, and increases for $n \\ge 1$).",
 )

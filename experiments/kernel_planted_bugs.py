@@ -41,6 +41,8 @@ PLANTS = [
  ("kernel.py", "        here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if j not in h.free_symbols])", "        here = ctx"),
  ("kernel.py", "    if strict and not nonempty:\n        return \"\"", "    if False:\n        return \"\""),
  ("kernel.py", " or not prove_condition(sp.Gt(coefficient, 0), ctx)[0]:", ":"),
+ ("kernel.py", "    conditions = [sp.Ge(b, 0), sp.Gt(a, b)", "    conditions = [sp.Gt(a, b)"),
+ ("kernel.py", "sp.Ge(n, 1) if strict else sp.Ge(n, 0)]", "sp.Ge(n, 0)]"),
 ]
 
 

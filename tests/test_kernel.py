@@ -236,3 +236,34 @@ def test_the_sum_rule_needs_a_non_empty_range_for_a_strict_claim():
     assert kernel.sum_sign(sp.Sum(f(j), (j, 1, n0)), True, decide.Context()) == ""  # n = 0: the sum is 0
     assert kernel.sum_sign(sp.Sum(f(j), (j, 1, R)), True, decide.Context()) != ""  # R >= 1
     assert kernel.sum_sign(-sp.Sum(f(j), (j, 1, R)), False, decide.Context()) == ""  # a negative coefficient
+
+
+# -- the power rule ----------------------------------------------------------------------------------
+
+def test_powers_are_monotone_on_the_non_negative_half_line_for_every_integer_exponent():
+    p = sp.Symbol("p", real=True)
+    half_open = Assumption("p in (1/2, 1]", domain=(p, sp.Interval.Lopen(sp.Rational(1, 2), 1)))
+    report = result(lhs=R * (p ** (R - 1) - (1 - p) ** (R - 1)), rhs=sp.Integer(0), relation=">",
+                    assumptions=(Assumption("R >= 2", R >= 2), half_open)).check()
+    assert report.status is Status.PROVED and report.steps[0].route == "power rule", report.summary()
+
+
+@pytest.mark.parametrize("a, b, strict, hypotheses", [
+    (x + 1, -x - 5, False, [sp.Ge(x, 0)]),  # b < 0: at x = 0, 1**2 < (-5)**2
+    (x, x + 1, False, []),  # a < b
+    (x + 1, x, True, [sp.Ge(x, 0)]),  # n may be 0: a**0 = b**0, not strictly larger
+], ids=["negative smaller base", "bases in the wrong order", "strict with n = 0 allowed"])
+def test_the_power_rule_refuses_what_its_side_conditions_exclude(a, b, strict, hypotheses):
+    from grpo_verify.proof import decide
+
+    n0 = sp.Symbol("n", integer=True, nonnegative=True)
+    assert kernel.power_monotonicity(a**n0 - b**n0, strict, decide.Context(hypotheses=hypotheses)) == ""
+
+
+def test_the_power_rule_accepts_its_side_conditions():
+    from grpo_verify.proof import decide
+
+    n0 = sp.Symbol("n", integer=True, nonnegative=True)
+    ctx = decide.Context(hypotheses=[sp.Ge(x, 0)])
+    assert kernel.power_monotonicity((x + 1) ** n0 - x**n0, False, ctx) != ""
+    assert kernel.power_monotonicity((x + 1) ** R - x**R, True, ctx) != ""  # R >= 1

@@ -194,6 +194,10 @@ _NORMALISATIONS: list[tuple[str, Callable[[sp.Basic], sp.Basic]]] = [  # cheapes
     ("sums split, constants pulled out, simplify", lambda e: sp.simplify(pull_constants_out_of_sums(e))),
     ("simplify(expand)", lambda e: canonical_indices(sp.simplify(sp.expand(e)))),
     ("radsimp", lambda e: sp.simplify(sp.radsimp(e))),
+    # x**n / x -> x**(n - 1): SymPy's derivative of x**n is n*x**n/x, undefined at x = 0 although the
+    # derivative (the statement's side, whose definedness was checked) is not; powsimp merges only
+    # what SymPy's assumptions allow (integer exponents, positive bases)
+    ("powsimp, cancel", lambda e: sp.cancel(sp.powsimp(sp.expand(e)))),
 ]
 
 

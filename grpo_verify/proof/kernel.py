@@ -290,6 +290,37 @@ def sum_sign(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
     return "a sum of " + ("positive terms over a non-empty range" if strict else "non-negative terms")
 
 
+def power_monotonicity(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
+    """``c (a^n - b^n) >= 0`` (``> 0`` if strict) for a symbolic integer exponent ``n``: ``x -> x^n`` is
+    non-decreasing on ``[0, oo)`` for an integer ``n >= 0`` and increasing for ``n >= 1``, since
+    ``a^n - b^n = (a - b) sum_{j<n} a^j b^(n-1-j)`` with every term ``>= 0``. Side conditions, each
+    proved from the assumptions: ``c > 0``, ``b >= 0``, ``a >= b`` and ``n >= 0`` (strict: ``a > b``,
+    ``n >= 1``). ``e`` must be exactly two terms ``c a^n`` and ``-c b^n``."""
+    terms = sp.Add.make_args(sp.expand(e, power_base=False, power_exp=False, mul=True, multinomial=False))
+    if len(terms) != 2:
+        return ""
+    parts = []
+    for term in terms:
+        powers = [f for f in sp.Mul.make_args(term) if isinstance(f, sp.Pow) and not f.exp.is_number]
+        if len(powers) != 1:
+            return ""
+        (power,) = powers
+        parts.append((power.base, power.exp, sp.Mul(*[f for f in sp.Mul.make_args(term) if f is not power])))
+    (a, n, c), (b, m, minus_c) = parts
+    if n != m or n.is_integer is not True or sp.simplify(c + minus_c) != 0:
+        return ""
+    if not prove_condition(sp.Gt(c, 0), ctx)[0]:
+        (a, _, c), (b, _, minus_c) = (b, n, minus_c), (a, n, c)
+        if not prove_condition(sp.Gt(c, 0), ctx)[0]:
+            return ""
+    conditions = [sp.Ge(b, 0), sp.Gt(a, b) if strict else sp.Ge(a, b), sp.Ge(n, 1) if strict else sp.Ge(n, 0)]
+    if all(prove_condition(cond, ctx)[0] for cond in conditions):
+        return (f"x -> x^n {'increases' if strict else 'does not decrease'} on [0, oo) for the integer "
+                f"n = {sp.sstr(n)} {'>= 1' if strict else '>= 0'}: {sp.sstr(a)} {'>' if strict else '>='} "
+                f"{sp.sstr(b)} >= 0")
+    return ""
+
+
 def resolve_piecewise(e: sp.Basic, ctx: decide.Context) -> sp.Basic:
     """Each ``Piecewise`` replaced by the branch the assumptions select (the first branch whose
     condition is proved, every earlier condition being refuted by proof); left as it is if any
@@ -461,6 +492,9 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
         how = sum_sign(bigger - smaller, relation in ("<", ">"), ctx)
         if how:
             return _Link(Status.PROVED, how, "sum rule", obligations=obligations)
+        how = power_monotonicity(bigger - smaller, relation in ("<", ">"), ctx)
+        if how:
+            return _Link(Status.PROVED, how, "power rule", obligations=obligations)
     if sym.verdict is False:
         return _Link(Status.REFUTED, sym.detail, "SymPy", obligations=obligations)
     if z3_verdict is False:
