@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 _SENTENCE = re.compile(r"answer\s+is[:\s]*\$?\s*(-?[\d,]*\.?\d+)", re.IGNORECASE)
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+_BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")  # one level of nested braces: \boxed{\frac{1}{2}}
 _NUMBER = re.compile(r"-?\d[\d,]*\.?\d*|-?\.\d+")
 
 
