@@ -107,3 +107,169 @@ def test_each_condition_weighted_spectrum_is_that_of_diag_a_G(group):
         assert entry["gradient_norm"] == pytest.approx(np.linalg.norm(a @ G) / 4, rel=1e-9), condition
         spectra[condition] = tuple(np.round(got / got[0], 6))
     assert len(set(spectra.values())) == len(spectra)  # the conditions' spectra differ: each used its own a
+
+
+# -- helpers, the engine call and the record's fields (found by mutation testing) ------------------
+def test_summarise_quartiles_by_linear_interpolation():
+    assert measure.summarise([4, 1, 3, 2]) == {"median": 2.5, "q25": 1.75, "q75": 3.25, "mean": 2.5, "min": 1.0,
+                                               "max": 4.0, "count": 4}
+    assert measure.summarise([5.0]) == {"median": 5.0, "q25": 5.0, "q75": 5.0, "mean": 5.0, "min": 5.0, "max": 5.0,
+                                        "count": 1}
+    assert measure.summarise([]) == {}
+
+
+def test_derived_grams_and_gradient_norm():
+    G = np.array([[1.0, 0.0], [1.0, 2.0], [0.0, 1.0]])
+    K = G @ G.T
+    a = np.array([1.0, -1.0, 2.0])
+    grams = measure.derived_grams(K, a)
+    C = np.eye(3) - 1 / 3
+    assert set(grams) == {"G", "centred", "weighted"} and grams["G"] is K
+    np.testing.assert_allclose(grams["centred"], (C @ G) @ (C @ G).T, atol=1e-15)
+    np.testing.assert_allclose(grams["weighted"], (a[:, None] * G) @ (a[:, None] * G).T, atol=1e-15)
+    assert measure.group_gradient_norm(K, a) == pytest.approx(np.linalg.norm(a @ G) / 3, rel=1e-15)
+
+
+def test_sparsity_needs_a_coordinate():
+    with pytest.raises(ValueError) as raised:
+        measure.sparsity([torch.zeros(0)], THRESHOLDS)
+    assert str(raised.value) == "sparsity needs at least one coordinate"
+    assert measure.sparsity([torch.zeros(0), torch.tensor([3.0])], (0.5,)) == {"exact_zero": 0.0, "le_0.5_max": 0.0}
+
+
+def test_layer_controls_memory_message_and_budget():
+    # 6 float32 sets of 2^29 parameters are 12 GiB, exactly 0.8 of 15 GiB: that fits.
+    assert measure.layer_controls_memory_problem(2**29, 15 * 2**30) is None
+    assert measure.layer_controls_memory_problem(2**29, 15 * 2**30 - 1) is not None
+    assert measure.layer_controls_memory_problem(1_235_000_001, 16 * 2**30) == (
+        "the controls' per-layer spectra hold 6 float32 gradient sets at once (28 GiB for 1.24B parameters) but "
+        "only 16 GiB of device memory is free: pass --no-layer-controls (the controls are then measured on the "
+        "R x R matrices only)")
+
+
+def test_conditions_are_float64_advantages_with_the_given_eps():
+    rewards, other = [0, 1, 1, 0], [0.2, 0.9, 0.6, 0.1]
+    out = measure.conditions(rewards, other, "partial_credit", "grpo", 0.5, controls=True, seed=3)
+    # GRPO with eps = 0.5: (r - 1/2) / (std + 0.5), std = sqrt(1/3) (sample std of 0, 1, 1, 0).
+    np.testing.assert_array_equal(out["grpo"], (np.array(rewards) - 0.5) / (np.sqrt(1 / 3) + 0.5))
+    o = np.array(other)
+    np.testing.assert_allclose(out["partial_credit"], (o - o.mean()) / (o.std(ddof=1) + 0.5), rtol=1e-15)
+    assert all(a.dtype == np.float64 for a in out.values())
+    assert out["rewards"].tolist() == [0.0, 1.0, 1.0, 0.0]
+    assert abs(out["gaussian_centred"].sum()) < 1e-15
+    np.testing.assert_allclose(out["gaussian"] - out["gaussian_centred"], out["gaussian"].mean())
+
+
+def test_layer_record_rounds_per_layer_values_to_six_decimals():
+    svals = {"b": torch.tensor([2.0, 1.0]), "a": torch.tensor([1.0, 0.3])}
+    record = measure.layer_record(svals, 0.4)  # tolerance ranks 1 (0.3 < 0.4 * 1) and 2 (1 > 0.4 * 2)
+    p = np.array([2 / 3, 1 / 3])
+    erank_b = float(np.exp(-np.sum(p * np.log(p))))  # 1.8898815748...
+    q = np.array([1 / 1.3, 0.3 / 1.3])
+    erank_a = float(np.exp(-np.sum(q * np.log(q))))
+    assert record["per_layer"]["effective_rank"] == [round(erank_a, 6), round(erank_b, 6)]  # sorted names
+    assert record["per_layer"]["stable_rank"] == [1.09, 1.25]
+    assert record["summary"]["tolerance_rank"]["count"] == 2
+    assert record["summary"]["tolerance_rank"]["max"] == 2 and record["summary"]["tolerance_rank"]["min"] == 1
+
+
+class _Clock:
+    """time.perf_counter stand-in: 1.0 at the first call, 1.23456 at the second, then +1."""
+
+    def __init__(self):
+        self.values = iter([1.0, 1.23456] + [2.0 + k for k in range(100)])
+
+    def __call__(self):
+        return next(self.values)
+
+
+def _spy_measure(group, monkeypatch, rewards, other, **config):
+    model, rollouts, _ = group
+    calls = []
+    real = measure.rollout_gram
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        result = real(*args, **kwargs)
+        return result
+
+    monkeypatch.setattr(measure, "rollout_gram", spy)
+    monkeypatch.setattr(measure.time, "perf_counter", _Clock())
+    cfg = Config(**{"aggregation": "mean", "controls": True, "layer_controls": True, **config})
+    record = measure.measure_group(model, rollouts, rewards, other, "partial_credit", cfg, seed=3)
+    monkeypatch.undo()
+    (args, kwargs), = calls
+    return record, args, kwargs
+
+
+def test_the_engine_is_asked_for_exactly_what_is_recorded(group, monkeypatch):
+    model, rollouts, G = group
+    record, args, kwargs = _spy_measure(group, monkeypatch, [0.0, 0.5, 1.0, 0.25], [0.2, 0.9, 0.6, 0.1])
+    assert args[4] == "mean" and kwargs["accumulate_dtype"] == torch.float64
+    np.testing.assert_array_equal(kwargs["advantages"], record["advantages"]["grpo"])
+    # The five controls' weightings, never the GRPO advantages themselves (held once, as advantages).
+    assert set(kwargs["weightings"]) == {"gaussian", "gaussian_centred", "ones", "rewards", "partial_credit"}
+    assert record["seconds"] == {"gram_and_spectra": 0.235}
+    layer_names = sorted(n for n, p in model.named_parameters() if p.ndim == 2)
+    assert record["layer_names"] == layer_names
+    for condition, entry in record["conditions"].items():
+        a = np.asarray(record["advantages"][condition])
+        expected = measure.sparsity([torch.from_numpy(a @ G)], THRESHOLDS)
+        for key, value in expected.items():  # the same fractions up to a coordinate at a threshold
+            assert abs(entry["sparsity"][key] - value) <= 1 / G.shape[1], (condition, key)
+        assert set(entry["layers"]) == {"summary", "per_layer"}
+        assert len(entry["layers"]["per_layer"]["stable_rank"]) == len(layer_names)
+    assert set(record["layer_gram"]) == set(measure.METRICS)
+    assert record["layer_gram"]["stable_rank"]["count"] >= 1
+
+
+def test_a_degenerate_group_asks_for_no_grpo_gradient_and_skips_zero_controls(group, monkeypatch):
+    model, _, _ = group
+    record, _, kwargs = _spy_measure(group, monkeypatch, [0.0] * 4, [0.2, 0.9, 0.6, 0.1])
+    assert record["degenerate"] is True and kwargs["advantages"] is None
+    # The raw rewards are all 0: that control is zero and gets no per-layer spectra either.
+    assert set(kwargs["weightings"]) == {"gaussian", "gaussian_centred", "ones", "partial_credit"}
+    assert "layers" not in record["conditions"]["rewards"] and record["conditions"]["rewards"]["zero_gradient"]
+    assert record["layer_names"] == sorted(n for n, p in model.named_parameters() if p.ndim == 2)
+
+
+@pytest.mark.parametrize("config", [{"controls": False}, {"layer_controls": False}])
+def test_without_layer_controls_no_weightings_are_requested(group, monkeypatch, config):
+    record, _, kwargs = _spy_measure(group, monkeypatch, [0.0, 0.5, 1.0, 0.25], [0.2, 0.9, 0.6, 0.1], **config)
+    assert kwargs["weightings"] is None
+    assert all("layers" not in entry for name, entry in record["conditions"].items() if name != "grpo")
+    model, _, _ = group
+    assert record["layer_names"] == sorted(n for n, p in model.named_parameters() if p.ndim == 2)
+
+
+def test_aggregation_and_relative_tolerance_reach_the_measurements(group, monkeypatch):
+    model, rollouts, _ = group
+    store, _ = per_rollout_gradients(model, rollouts.input_ids, rollouts.attention_mask, 5, "sum")
+    G_sum = torch.cat([store[n] for n in sorted(store)], dim=1).numpy()
+    sigma = np.linalg.svd(G_sum, compute_uv=False)
+    tolerance = float((sigma[-1] + sigma[-2]) / 2 / sigma[0])  # between the two smallest: rank 3
+    record, _, _ = _spy_measure(group, monkeypatch, [0.0, 0.5, 1.0, 0.25], [0.2, 0.9, 0.6, 0.1],
+                                aggregation="sum", relative_tolerance=tolerance)
+    K = np.asarray(record["K"])
+    np.testing.assert_allclose(K, G_sum @ G_sum.T, rtol=1e-9, atol=1e-12 * np.abs(K).max())
+    assert record["G"]["metrics"]["tolerance_rank"] == 3  # at the default 1e-6 all four rollouts count
+    assert record["layer_gram"]["tolerance_rank"]["max"] < 4
+
+
+def test_gram_vs_direct_error_is_relative_to_the_gradient_norm(group, monkeypatch):
+    """With the engine's GRPO gradients doubled, the direct norm is twice sqrt(a^T K a): a relative
+    error of exactly 1, whatever the size of the gradient (here small: Dr. GRPO advantages of 1e-3)."""
+    real = measure.rollout_gram
+
+    def doubled(*args, **kwargs):
+        result = real(*args, **kwargs)
+        for name in result.grpo_gradients:
+            result.grpo_gradients[name] = 2 * result.grpo_gradients[name]
+        return result
+
+    model, rollouts, _ = group
+    monkeypatch.setattr(measure, "rollout_gram", doubled)
+    cfg = Config(aggregation="mean", controls=False, advantage="dr_grpo")
+    record = measure.measure_group(model, rollouts, [0.0, 1e-3, 2e-3, 0.0], [0.0] * 4, "partial_credit", cfg, seed=3)
+    assert record["conditions"]["grpo"]["gradient_norm"] < 1e-2
+    assert record["conditions"]["grpo"]["gram_vs_direct_rel_err"] == pytest.approx(1.0, rel=1e-8)

@@ -99,8 +99,10 @@ def conditions(rewards: list[float], other_rewards: list[float], other_name: str
 def sparsity(grads: list[torch.Tensor], thresholds) -> dict[str, float]:
     """Fraction of coordinates (over all parameters) with |g_k| <= tau * max|g|, and exactly 0.
     Counted tensor by tensor: concatenating 135M float64 values would cost a GB and seconds."""
-    top = max((float(g.detach().abs().max()) for g in grads if g.numel()), default=0.0)
     total = sum(g.numel() for g in grads)
+    if total == 0:
+        raise ValueError("sparsity needs at least one coordinate")
+    top = max(float(g.detach().abs().max()) for g in grads if g.numel())
     out = {"exact_zero": sum(int((g == 0).sum()) for g in grads) / total}
     for tau in thresholds:
         out[f"le_{tau:g}_max"] = (sum(int((g.detach().abs() <= tau * top).sum()) for g in grads) / total
