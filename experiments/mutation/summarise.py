@@ -9,7 +9,8 @@ status names, from ``mutmut.stats``) and the hand-checked list of equivalent mut
 computes the kill rate as detected / (total - equivalent), where detected = killed + timeout (a
 mutant that makes the tests hang is caught, as in ``mutmut export-cicd-stats``). Every surviving
 mutant is listed with its diff lines and, if it is in the equivalent list, the reason; a survivor
-that is not listed is reported as unexplained. An equivalence entry whose recorded diff no longer
+listed under "open" (not equivalent, not killed: e.g. only observable on an accelerator) is shown
+with its reason and counts against the kill rate; any other survivor is reported as unexplained. An equivalence entry whose recorded diff no longer
 matches the mutant of that id (the function changed and mutmut renumbered) is reported as stale
 and not counted.
 
@@ -66,6 +67,7 @@ def load_results(mutants_dir: Path) -> dict[str, dict]:
 
 def summarise(results: dict[str, dict], annotations: dict) -> dict:
     equivalent = annotations.get("equivalent", {})
+    open_ = annotations.get("open", {})  # survivors that are not equivalent and not killed, with the reason
     modules = {}
     problems = []
     for source, result in results.items():
@@ -84,9 +86,12 @@ def summarise(results: dict[str, dict], annotations: dict) -> dict:
             lines = changed_lines(mutant, source)
             entry = {"mutant": mutant, "status": status, "diff": lines}
             note = equivalent.get(mutant)
-            if note is None:
+            if note is None and mutant in open_ and open_[mutant]["diff"] in lines:
+                entry["verdict"] = "NOT KILLED"
+                entry["reason"] = open_[mutant]["reason"]
+            elif note is None:
                 entry["verdict"] = "UNEXPLAINED"
-                problems.append(f"{mutant}: {status}, not in the equivalent list")
+                problems.append(f"{mutant}: {status}, not in the equivalent or open list")
             elif note["diff"] not in lines:
                 entry["verdict"] = "STALE EQUIVALENCE ENTRY"
                 problems.append(f"{mutant}: equivalence entry records {note['diff']!r}, mutant now {lines}")
