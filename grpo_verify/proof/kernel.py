@@ -203,19 +203,9 @@ def prove_condition(cond: sp.Basic, ctx: decide.Context, local: Sequence[sp.Basi
     if isinstance(cond, sp.And):
         results = [prove_condition(c, ctx, local) for c in cond.args]
         return all(ok for ok, _ in results), ", ".join(sorted({r for ok, r in results if ok}))
-    local_ctx = replace(ctx, hypotheses=hyps)
     rel = _RELATIONAL.get(type(cond))
-    if rel is not None:
-        a, b = cond.lhs, cond.rhs
-        if rel == "=":
-            out = decide.equality(a, b, local_ctx)
-        elif rel == "!=":
-            out = decide.disequality(a, b, local_ctx)
-        else:
-            bigger, smaller = (b, a) if rel in ("<", "<=") else (a, b)
-            out = decide.inequality(bigger - smaller, rel in ("<", ">"), local_ctx)
-        if out.verdict is True:
-            return True, "SymPy"
+    if rel is not None and sympy_route(cond.lhs, rel, cond.rhs, replace(ctx, hypotheses=hyps)).verdict is True:
+        return True, "SymPy"
     if smt is not None:
         outcome = smt.entails(hyps, cond, timeout_ms=SMT_TIMEOUT_MS)
         if outcome.verdict is smt.Verdict.HOLDS:
@@ -224,6 +214,16 @@ def prove_condition(cond: sp.Basic, ctx: decide.Context, local: Sequence[sp.Basi
 
 
 _CONSISTENCY: dict = {}  # assumption sets recur across results (and in the deletion test)
+
+
+def sympy_route(a: sp.Basic, relation: str, b: sp.Basic, ctx: decide.Context) -> decide.Outcome:
+    """``a <relation> b`` by the SymPy route."""
+    if relation == "=":
+        return decide.equality(a, b, ctx)
+    if relation == "!=":
+        return decide.disequality(a, b, ctx)
+    bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
+    return decide.inequality(bigger - smaller, relation in ("<", ">"), ctx)
 
 
 def consistency(hypotheses: Sequence[sp.Basic], ctx: decide.Context) -> tuple[bool | None, str]:
@@ -464,13 +464,7 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
     if early:
         return _Link(Status.REFUTED, early, "exact evaluation", obligations=obligations)
 
-    if relation == "=":
-        sym = decide.equality(a, b, ctx)
-    elif relation == "!=":
-        sym = decide.disequality(a, b, ctx)
-    else:
-        bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
-        sym = decide.inequality(bigger - smaller, relation in ("<", ">"), ctx)
+    sym = sympy_route(a, relation, b, ctx)
 
     z3_verdict, z3_detail = None, ""
     goal = _relation(a, relation, b)

@@ -87,31 +87,36 @@ def rank_upper_bound(matrix: sp.MatrixBase) -> int:
     return bound
 
 
-class RankAtPoint(sp.Function):
-    """The rank of a matrix whose entries may contain symbols, left unevaluated: an unknown
-    nonnegative integer. ``doit`` evaluates it only once the matrix has no free symbols and its rank
-    is decided exactly (so an exact counterexample search can evaluate it at a point)."""
+class _Rank(sp.Function):
+    """A rank: an unknown nonnegative integer, printed as rank(M)."""
 
     nargs = 1
     is_integer = True
     is_nonnegative = True
 
-    def doit(self, **hints):
-        arg = self.args[0]
-        if hints.get("deep", True):
-            arg = arg.doit(**hints)
-        if isinstance(arg, sp.MatrixBase):
-            rank = exact_rank(arg)
-            if rank is not None:
-                return sp.Integer(rank)
-        return self.func(arg)
+    def _matrix(self, hints: dict) -> sp.Basic:
+        return self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
 
     def _latex(self, printer, exp=None):
         body = r"\operatorname{rank}\left(%s\right)" % printer._print(self.args[0])
         return body if exp is None else r"%s^{%s}" % (body, exp)
 
 
-class MatrixRank(sp.Function):
+class RankAtPoint(_Rank):
+    """The rank of a matrix whose entries may contain symbols, left unevaluated: an unknown
+    nonnegative integer. ``doit`` evaluates it only once the matrix has no free symbols and its rank
+    is decided exactly (so an exact counterexample search can evaluate it at a point)."""
+
+    def doit(self, **hints):
+        arg = self._matrix(hints)
+        if isinstance(arg, sp.MatrixBase):
+            rank = exact_rank(arg)
+            if rank is not None:
+                return sp.Integer(rank)
+        return self.func(arg)
+
+
+class MatrixRank(_Rank):
     """$\\operatorname{rank}(M)$ of an explicit matrix.
 
     ``doit`` returns the exact rank of a matrix without free symbols when ``exact_rank`` decides it.
@@ -121,21 +126,11 @@ class MatrixRank(sp.Function):
     $\\operatorname{rank}\\begin{pmatrix} x & 0 \\\\ 0 & 1 \\end{pmatrix} = 2$ is not provable: it fails at $x = 0$).
     """
 
-    nargs = 1
-    is_integer = True
-    is_nonnegative = True
-
     def doit(self, **hints):
-        arg = self.args[0]
-        if hints.get("deep", True):
-            arg = arg.doit(**hints)
+        arg = self._matrix(hints)
         if not isinstance(arg, sp.MatrixBase):
             return self.func(arg)
         rank = exact_rank(arg)
         if rank is not None:
             return sp.Integer(rank)
         return sp.Min(rank_upper_bound(arg), RankAtPoint(sp.ImmutableMatrix(arg)))
-
-    def _latex(self, printer, exp=None):
-        body = r"\operatorname{rank}\left(%s\right)" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
