@@ -138,6 +138,29 @@ def one_over_zero() -> sp.Basic:
     return as_written(lambda: sp.Integer(1) / sp.Integer(0))
 
 
+def cite_inequality_lemma_as_rewrite() -> Result:
+    # x <= x + 1 is proved, but an inequality is no rewrite rule: x = x + 1 must not follow
+    weaker = claim(x, x + 1, "<=", name="lemma", doc="A lemma cited by the statement under test.")
+    return _cite(x, x + 1, ([weaker], x + 1))
+
+
+def rewrite_equation_on_subs_variable() -> Result:
+    # the equation y = 0 is about the free y; the y of Subs(..., y, 1) is bound at the point 1
+    origin = Assumption("y = 0", equation=(y, sp.Integer(0)))
+    return _cite(sp.Subs(sp.Derivative(y**2, y), y, 1), sp.Integer(0), ([origin], sp.Integer(0)), origin)
+
+
+def rewrite_equation_on_subs_variable_value() -> Result:
+    origin = Assumption("y = 0", equation=(y, sp.Integer(0)))
+    return _cite(sp.Subs(y**2, y, 1), sp.Integer(0), ([origin], sp.Integer(0)), origin)
+
+
+def smoothing_on_closed_set_by_floor_condition() -> Result:
+    # floor(x) > 0 means x >= 1, a closed set: max(x, 1) = x there, yet max(x, 1) has no derivative at 1
+    tail = lemma(sp.Max(x, 1), x, cond(x >= 1))
+    return _cite(sp.Derivative(sp.Max(x, 1), x), sp.Integer(1), ([tail], sp.Integer(1)), cond(sp.floor(x) > 0))
+
+
 def unevaluated_quotient(num: sp.Basic, den: sp.Basic) -> sp.Basic:
     return sp.Mul(num, sp.Pow(den, -1, evaluate=False), evaluate=False)
 
@@ -706,6 +729,14 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("misc-nearby_sines_equal", lambda: claim(sp.sin(x + sp.Rational(1, 10**40)), sp.sin(x))),
     # ^ x = 0: sin(1e-40) != 0
     ("misc-distinct_positive_atoms_equal", lambda: claim(sp.exp(x), sp.exp(y))),  # x = 0, y = 1
+    ("kinks-mixed_partial_of_abs_product_at_origin", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x * y), x, y), (x, y), (0, 0)), 0)),
+    # ^ d/dy |x y| does not exist at (h, 0) for h != 0, so the mixed partial at the origin does not exist
+    ("kinks-smoothing_on_closed_set_by_floor_condition", smoothing_on_closed_set_by_floor_condition),
+    # ^ x = 1: floor(1) = 1 > 0, and max(x, 1) has slopes 0 and 1 there
+    ("cite-inequality_lemma_as_rewrite", cite_inequality_lemma_as_rewrite),  # every x: x != x + 1
+    ("cite-equation_on_subs_variable", rewrite_equation_on_subs_variable),  # y = 0: d/dy y^2 at 1 is 2 != 0
+    ("cite-equation_on_subs_variable_value", rewrite_equation_on_subs_variable_value),  # y = 0: 1^2 = 1 != 0
 ]
 
 RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
