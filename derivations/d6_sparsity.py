@@ -117,12 +117,12 @@ zero_gradient_probability_increases_away_from_one_half = Result(
     lhs=sp.Derivative(zero_gradient_probability(sp.Rational(1, 2) + u), u),
     rhs=sp.Integer(0),
     relation=">=",
-    assumptions=(GROUP, HALF_INTERVAL),
+    assumptions=(GROUP_SETTING, HALF_INTERVAL),  # x -> x^(R-1) does not decrease for every R >= 1
     steps=(
         Step(R * ((sp.Rational(1, 2) + u) ** (R - 1) - (sp.Rational(1, 2) - u) ** (R - 1)), "power rule",
              "Differentiate both terms."),
         Step(sp.Integer(0), "monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
-             "$1/2 + u \\ge 1/2 - u \\ge 0$ there and $R - 1 \\ge 0$.", relation=">="),
+             "$1/2 + u \\ge 1/2 - u \\ge 0$ there and $R - 1 \\ge 0$ (true for every $R \\ge 1$).", relation=">="),
     ),
 )
 
