@@ -734,6 +734,14 @@ FALSE_CASES: list[tuple[str, Build]] = [
     # ^ d/dy |x y| does not exist at (h, 0) for h != 0, so the mixed partial at the origin does not exist
     ("kinks-smoothing_on_closed_set_by_floor_condition", smoothing_on_closed_set_by_floor_condition),
     # ^ x = 1: floor(1) = 1 > 0, and max(x, 1) has slopes 0 and 1 there
+    ("kinks-derivative_of_sum_of_abs_at_a_term_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j), (j, 1, 3)), x), x, 2), 0)),
+    # ^ the term j = 2 has its kink at x = 2: slopes -1 (left) and 1 (right), no derivative
+    ("kinks-derivative_of_product_of_max_at_a_factor_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Product(sp.Max(x, j), (j, 1, 2)), x), x, 2), 3)),
+    # ^ max(x, 1) max(x, 2) is 2x left of 2 and x^2 right of it: slopes 2 and 4, no derivative
+    ("kinks-third_derivative_of_cubed_abs_at_zero", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x)**3, (x, 3)), x, 0), 0)),  # the third derivative is 6 sign(x): none at 0
     ("cite-inequality_lemma_as_rewrite", cite_inequality_lemma_as_rewrite),  # every x: x != x + 1
     ("cite-equation_on_subs_variable", rewrite_equation_on_subs_variable),  # y = 0: d/dy y^2 at 1 is 2 != 0
     ("cite-equation_on_subs_variable_value", rewrite_equation_on_subs_variable_value),  # y = 0: 1^2 = 1 != 0
