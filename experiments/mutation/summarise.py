@@ -139,16 +139,18 @@ def markdown(summary: dict) -> str:
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for source, m in summary["modules"].items():
         rate = "n/a" if m["kill_rate"] is None else f"{100 * m['kill_rate']:.1f} %"
+        if m.get("not_checked"):
+            rate += f" (incomplete: {m['not_checked']} not run)"
         out.append(f"| `{source}` | {m['total']} | {m.get('killed', 0)} | {m.get('timeout', 0)} | "
                    f"{m.get('survived', 0)} | {m['equivalent']} | {rate} | {m['mutant_test_time_s']:.0f} s |")
-    out += ["", "Surviving mutants (all equivalent unless marked):", "",
+    out += ["", "Surviving mutants (equivalent, or NOT KILLED with the reason):", "",
             "| module | mutant | diff (mutated line) | verdict: why |", "|---|---|---|---|"]
     for source, m in summary["modules"].items():
         for s in m["survivors"]:
             plus = [line[1:].strip() for line in s["diff"] if line.startswith("+")]
             text = "<br>".join(f"`{cell(line)}`" for line in plus)
             why = s.get("reason", "")
-            out.append(f"| `{source}` | `{s['mutant'].rpartition('.')[2]}` | {text} | {s['verdict']}: {why} |")
+            out.append(f"| `{source}` | `{s['mutant'].rpartition('.')[2]}` | {text} | {s['verdict']}: {cell(why)} |")
     if summary["killed_by_added_tests"]:
         out += ["", "Mutants that survived the first run, and the tests added for them that kill them", "",
                 "| module | mutant | diff (mutated line) | killed by (tests added) | commit | now |",
@@ -172,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotations", type=Path, default=HERE / "annotations.json")
     parser.add_argument("--out", type=Path, help="write the summary as JSON here")
+    parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
+                        help="only source files starting with PREFIX (repeatable), e.g. grpo_verify/gram/")
+    parser.add_argument("--exclude", action="append", default=[], metavar="PREFIX",
+                        help="leave out source files starting with PREFIX (repeatable)")
     parser.add_argument("--markdown", action="store_true", help="print the README tables")
     parser.add_argument("--readme", type=Path,
                         help="write the tables into this file, between the lines <!-- summary:start --> and "
@@ -180,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
 
     annotations = json.loads(args.annotations.read_text()) if args.annotations.exists() else {}
     results = load_results(Path("mutants"))  # mutmut's working copy; its diff helpers read it relative to cwd
+    results = {source: result for source, result in results.items()
+               if (not args.only or source.startswith(tuple(args.only))) and not source.startswith(tuple(args.exclude))}
     if not results:
         print("no mutmut results under mutants/: run mutmut first, from the repository root", file=sys.stderr)
         return 1
@@ -190,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     for source, m in summary["modules"].items():
         rate = "n/a" if m["kill_rate"] is None else f"{100 * m['kill_rate']:.1f} %"
+        if m.get("not_checked"):
+            rate += f" (incomplete: {m['not_checked']} not run)"
         print(f"{source}: {m['total']} mutants, {m.get('killed', 0)} killed, {m.get('timeout', 0)} timeout, "
               f"{m.get('survived', 0)} survived ({m['equivalent']} equivalent), kill rate {rate}")
     if args.markdown:
