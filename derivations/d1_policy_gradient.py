@@ -35,7 +35,7 @@ th1, th2, th3 = sp.symbols("theta_1 theta_2 theta_3", real=True)
 POSITIVE = Assumption("every outcome has probability $\\pi(a, \\theta) > 0$ (so its log is defined)")
 normalisation = (sp.Sum(pi(a, theta), (a, 1, K)), sp.Integer(1))
 NORMALISED = Assumption("the probabilities sum to one for every $\\theta$: $\\sum_{a=1}^{K} \\pi(a, \\theta) = 1$",
-                        equation=normalisation)
+                        equation=normalisation, for_every=(theta,))
 CONSTANT_BASELINE = Assumption("the baseline $b$ does not depend on the outcome $a$ (it may depend on $\\theta$ "
                                "and on other, independent samples)")
 

@@ -130,7 +130,8 @@ def _formal(a) -> str:
     if a.positive is not None:
         parts.append(rf"{expression(a.positive)} > 0")
     if a.equation is not None:
-        parts.append(rf"{expression(a.equation[0])} = {expression(a.equation[1])}")
+        every = (r" \text{ for every } " + ", ".join(sp.latex(v) for v in a.for_every)) if a.for_every else ""
+        parts.append(rf"{expression(a.equation[0])} = {expression(a.equation[1])}{every}")
     if not parts:
         return r" \emph{(context, prose only: the kernel uses the domains above and the formal assumptions)}"
     return f" [${'$, $'.join(parts)}$]" + (r" \emph{(context: the proof does not need it)}" if a.context else "")

@@ -267,3 +267,17 @@ def test_the_power_rule_accepts_its_side_conditions():
     ctx = decide.Context(hypotheses=[sp.Ge(x, 0)])
     assert kernel.power_monotonicity((x + 1) ** n0 - x**n0, False, ctx) != ""
     assert kernel.power_monotonicity((x + 1) ** R - x**R, True, ctx) != ""  # R >= 1
+
+
+def test_an_equation_rewrites_inside_a_derivative_only_if_it_holds_for_every_value_of_the_variable():
+    f = sp.Function("f", real=True)
+    for_every = Assumption("f(x) = 1 for every x", equation=(f(x), sp.Integer(1)), for_every=(x,))
+    at_this_x = Assumption("f(x) = 1 at this x", equation=(f(x), sp.Integer(1)))
+
+    def derivative_is_zero(equation: Assumption) -> Status:
+        return status(lhs=sp.Derivative(f(x), x), rhs=sp.Integer(0), assumptions=(equation,),
+                      steps=(Step(sp.Derivative(sp.Integer(1), x, evaluate=False), "f = 1", using=(equation,)),
+                             Step(sp.Integer(0), "the derivative of a constant")))
+
+    assert derivative_is_zero(for_every) is Status.PROVED
+    assert derivative_is_zero(at_this_x) is not Status.PROVED  # f(x) = 1 at one point says nothing of f'

@@ -326,6 +326,19 @@ def bound_name_capture_nested() -> Result:
 # == FALSE statements ==============================================================================
 # Each entry: (id, builder). The comment gives the witness.
 
+def _rewrite_claim(lhs, rhs, equation: tuple, *assumptions: Assumption) -> Result:
+    """lhs = rhs by one step that rewrites with the equation assumption ``equation``."""
+    eq = Assumption("an equation", equation=equation)
+    return claim(lhs, rhs, "=", eq, *assumptions, steps=(Step(rhs, "rewrite", "planted", using=(eq,)),))
+
+
+def _cite_into_subs() -> Result:
+    # |x| = x holds where x > 0; the Subs evaluates |x| at x = -1, outside that set
+    absolute = claim(sp.Abs(x), x, "=", cond(x > 0), name="abs_is_identity_for_positive_x")
+    return claim(sp.Subs(sp.Abs(x), x, -1), -1, "=", cond(x > 0),
+                 steps=(Step(sp.Integer(-1), "lemma", "planted", using=(absolute,)),))
+
+
 FALSE_CASES: list[tuple[str, Build]] = [
     # -- 1. partial functions and definedness -----------------------------------------------------
     ("partial-x_over_x", lambda: claim(unevaluated_quotient(x, x), 1)),  # x = 0: 0/0
@@ -745,6 +758,34 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("cite-inequality_lemma_as_rewrite", cite_inequality_lemma_as_rewrite),  # every x: x != x + 1
     ("cite-equation_on_subs_variable", rewrite_equation_on_subs_variable),  # y = 0: d/dy y^2 at 1 is 2 != 0
     ("cite-equation_on_subs_variable_value", rewrite_equation_on_subs_variable_value),  # y = 0: 1^2 = 1 != 0
+    # -- found by a review of the redesigned kernel ---------------------------------------------
+    ("kinks-third_derivative_of_cubed_max_at_zero", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(0, x**3), (x, 3)), x, 0), 3)),  # third derivative 6 on the right, 0 left
+    ("kinks-mixed_partial_of_abs_product_with_free_hypotheses", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x * y), x, y), (x, y), (0, 0)), 0, "=", cond(sp.Eq(x, 0)), cond(sp.Eq(y, 0)))),
+    # ^ d/dy |x y| does not exist at (h, 0), h != 0: the hypotheses are about the free x, y
+    ("kinks-kink_condition_at_the_whole_point", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x * y), x), (x, y), (0, 1)), 0, "=", cond(sp.Eq(y, 0)))),
+    # ^ at y = 1 this is d/dx |x| at 0, which does not exist; y = 0 is about the free y
+    ("kinks-sum_of_abs_with_hypothesis_on_free_index", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j), (j, 1, 3)), x), x, 2), 0, "=", cond(j > 5))),
+    # ^ slopes -1 and +1 at x = 2: no derivative; j > 5 is about a free j
+    ("kinks-product_of_max_with_hypothesis_on_free_index", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Product(sp.Max(x, j), (j, 1, 2)), x), x, 2), 3, "=", cond(j > 5))),
+    # ^ slopes 2 and 4 at x = 2
+    ("cite-pointwise_equation_inside_derivative", lambda: _rewrite_claim(
+        sp.Derivative(x**2, x), sp.Integer(0), (x**2, sp.Integer(1)))),  # x = 1: 2 != 0
+    ("cite-pointwise_equation_inside_derivative_of_product", lambda: _rewrite_claim(
+        sp.Derivative(f(x) * (x + 1), x), 2 * sp.Derivative(f(x), x), (x + 1, sp.Integer(2)))),  # x = 1, f = 1
+    ("cite-pointwise_equation_inside_subs", lambda: _rewrite_claim(
+        sp.Subs(sp.Derivative(x**2, x), x, 1), sp.Integer(0), (x**2, sp.Integer(0)))),  # the value is 2
+    ("cite-lemma_with_hypothesis_inside_subs", _cite_into_subs),  # |-1| = 1 != -1
+    ("sums-simultaneous_subs_is_sequential_in_sympy", lambda: claim(
+        sp.Subs(x - y, (x, y), (y, x)), 0)),  # the swap gives y - x: 1 at x = 0, y = 1
+    ("assume-congruent_function_values_contradict", lambda: claim(
+        f(x), f(y), ">", cond(sp.Eq(x, y)), cond(f(x) > f(y)))),  # x = y forces f(x) = f(y)
+    ("assume-congruent_indexed_entries_contradict", lambda: claim(
+        r[i], r[k], ">", cond(sp.Eq(i, k)), cond(r[i] > r[k]))),  # i = k forces r_i = r_k
 ]
 
 RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [

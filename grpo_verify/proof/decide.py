@@ -121,16 +121,43 @@ def _symbol_assumptions(v: sp.Symbol) -> dict:
     return {k: True for k in keys if getattr(v, f"is_{k}")}
 
 
-def prepare(e: sp.Basic, rewrites: Sequence[tuple[sp.Basic, sp.Basic]]) -> sp.Basic:
-    """Apply the rewrites (equations that hold here), evaluate, canonicalise bound indices."""
+def prepare(e: sp.Basic, rewrites: Sequence[tuple]) -> sp.Basic:
+    """Apply the rewrites (equations that hold here), evaluate, canonicalise bound indices.
+
+    A rewrite is ``(a, b)`` or ``(a, b, into_derivatives, into_subs)``. An equation that holds at the
+    admissible points says nothing of a function of a variable that a ``Derivative`` or a ``Subs``
+    varies: such nodes are protected from a rewrite whose pattern mentions their variables, except
+    the variables listed (for which the equation holds on an open set around where the derivative
+    is taken: see ``kernel.cite``). Summation indices are renamed to fresh dummies first, so no pattern reaches them.
+    """
     e = canonical_indices(sp.sympify(e))
-    facts = [(canonical_indices(sp.sympify(a)), canonical_indices(sp.sympify(b))) for a, b in rewrites]
-    for a, b in facts:
-        e = e.subs(a, b)
+    facts = [(canonical_indices(sp.sympify(r[0])), canonical_indices(sp.sympify(r[1])),
+              frozenset(r[2]) if len(r) > 2 else frozenset(), frozenset(r[3]) if len(r) > 3 else frozenset())
+             for r in rewrites]
+    for fact in facts:
+        e = _rewrite(e, *fact)
     e = canonical_indices(doit(e))
-    for a, b in facts:  # facts may only match once sums are evaluated
-        e = e.subs(a, b)
+    for fact in facts:  # facts may only match once sums are evaluated
+        e = _rewrite(e, *fact)
     return e
+
+
+def _rewrite(e: sp.Basic, a: sp.Basic, b: sp.Basic, into_derivatives: frozenset, into_subs: frozenset) -> sp.Basic:
+    if isinstance(e, sp.MatrixBase):
+        return e.applyfunc(lambda entry: _rewrite(entry, a, b, into_derivatives, into_subs))
+    pattern = a.free_symbols if isinstance(a, sp.Basic) else set()
+    part_of_pattern = set(sp.preorder_traversal(a)) if isinstance(a, sp.Basic) else set()
+    protected = {}
+    if pattern and isinstance(e, sp.Basic):
+        for node in sp.preorder_traversal(e):
+            allowed = into_subs if isinstance(node, sp.Subs) else into_derivatives
+            # a node that is part of the pattern is replaced with the whole occurrence, at this point
+            if isinstance(node, (sp.Derivative, sp.Subs)) and node not in part_of_pattern \
+                    and set(node.variables) & (pattern - allowed) and not any(node.has(p) for p in protected):
+                protected[node] = sp.Dummy("protected")
+    if not protected:
+        return e.subs(a, b)
+    return e.xreplace(protected).subs(a, b).xreplace({v: k for k, v in protected.items()})
 
 
 def pull_constants_out_of_sums(e: sp.Basic) -> sp.Basic:

@@ -127,8 +127,9 @@ def _collect(e: sp.Basic, local: tuple, out: list[Obligation]) -> None:
         _collect_bound(e.function, inner, out, tuple(e.variables))
         return
     if isinstance(e, sp.Derivative):
+        order = sum(count for _v, count in e.variable_count)
         for v, _count in e.variable_count:
-            _differentiable(e.expr, v, local, out, None)
+            _differentiable(e.expr, v, local, out, None, order)
         _collect(e.expr, local, out)
         return
     if isinstance(e, sp.Subs):
@@ -175,14 +176,28 @@ def _subs(e: sp.Subs, local: tuple, out: list[Obligation]) -> None:
     defined near ``p``, its obligations are required for every ``v``, which is bound there), the
     rest of ``expr`` must be defined at ``p``."""
     mapping = dict(zip(e.variables, e.point))
+    if len(mapping) > 1 and any(p.free_symbols & set(mapping) for p in mapping.values()):
+        # SymPy substitutes one variable after the other, not simultaneously
+        out.append(Obligation(sp.false, f"{e}: a simultaneous substitution whose points mention its variables",
+                              local))
+        return
+    for v, p in mapping.items():  # the point must lie in the bound variable's domain
+        for key, rel in (("positive", sp.Gt), ("nonnegative", sp.Ge), ("negative", sp.Lt), ("nonpositive", sp.Le)):
+            if getattr(v, f"is_{key}"):
+                out.append(Obligation(rel(p, 0), f"{e}: the point {v} = {p} must satisfy {v}'s domain ({key})", local))
+        if v.is_integer and p.is_integer is not True:
+            out.append(Obligation(sp.false, f"{e}: the integer {v} is substituted by {p}", local))
     derivatives = {d: sp.Dummy("d", real=True) for d in e.expr.atoms(sp.Derivative)
                    if set(d.variables) & set(mapping)}
     for d in derivatives:
         inner: list[Obligation] = []
+        order = sum(count for _v, count in d.variable_count)
         for v, _count in d.variable_count:
-            _differentiable(d.expr, v, local, inner, mapping.get(v))
+            _differentiable(d.expr, v, local, inner, mapping.get(v), order)
         _collect(d.expr, local, inner)
-        out.extend(o if o.kink else _with_bound(o, tuple(mapping)) for o in inner)
+        # a kink condition is about the whole point: the other substituted variables take their values
+        out.extend(_with_bound(Obligation(o.condition.xreplace(mapping), o.reason, o.local, o.kink, o.bound)
+                               if o.kink else o, tuple(mapping)) for o in inner)
     rest: list[Obligation] = []
     _collect(e.expr.xreplace(derivatives), local, rest)
     back = {dummy: sp.Subs(d, tuple(mapping), tuple(mapping.values())) for d, dummy in derivatives.items()}
@@ -247,19 +262,40 @@ def kink_condition(node: sp.Basic, v: sp.Symbol, point: sp.Basic) -> sp.Basic:
     return sp.Or(sp.Ne(value, 0), sp.And(sp.Eq(value, 0), sp.Eq(slope, 0)))
 
 
-def _differentiable(f: sp.Basic, v: sp.Symbol, local: tuple, out: list[Obligation], point) -> None:
-    """Differentiability of ``f`` in ``v`` wherever ``f`` is defined (at ``point`` for a derivative
-    evaluated there), by structure."""
-    for node in kinks(f, v):
-        if point is not None and sp.Heaviside(0) == sp.Rational(1, 2):
+def _kinks_in_scope(f: sp.Basic, v: sp.Symbol, local: tuple, bound: tuple = ()):
+    """The kinked subexpressions of ``f`` depending on ``v``, each with the hypotheses and the bound
+    variables of the sums and products around it."""
+    if not isinstance(f, sp.Basic) or not f.has(v):
+        return
+    if isinstance(f, _KINKED):
+        yield f, local, bound
+    if isinstance(f, (sp.Sum, sp.Product)):
+        inner_local, inner_bound = local, bound
+        for limit in f.limits:
+            if len(limit) == 3:
+                j, lo, hi = limit
+                inner_local = inner_local + (sp.Ge(j, lo), sp.Le(j, hi))
+                inner_bound = inner_bound + (j,)
+        yield from _kinks_in_scope(f.function, v, inner_local, inner_bound)
+        return
+    for a in f.args:
+        yield from _kinks_in_scope(a, v, local, bound)
+
+
+def _differentiable(f: sp.Basic, v: sp.Symbol, local: tuple, out: list[Obligation], point,
+                    order: int = 1) -> None:
+    """Differentiability of ``f`` in ``v`` wherever ``f`` is defined (at ``point`` for a first
+    derivative evaluated there), by structure."""
+    for node, node_local, node_bound in _kinks_in_scope(f, v, local):
+        if point is not None and order == 1 and sp.Heaviside(0) == sp.Rational(1, 2):
             condition = kink_condition(node, v, point)
             reason = (f"d/d{v} at {v} = {point} of {node}: differentiable only if its kink is not there or "
                       "both sides have the same slope there")
         else:
             condition = sp.false
-            reason = (f"d/d{v} of {node}: {type(node).__name__} is not differentiable everywhere; cite an "
-                      "equation that makes it smooth on an open set")
-        out.append(Obligation(condition, reason, local, kink=(f, v, point)))
+            reason = (f"d/d{v} of {node}: {type(node).__name__} is not differentiable everywhere (the rule at a "
+                      "point covers first derivatives only); cite an equation that makes it smooth on an open set")
+        out.append(Obligation(condition, reason, node_local, kink=(f, v, point, order), bound=node_bound))
     for node in sp.preorder_traversal(f):
         if not isinstance(node, sp.Basic) or not node.has(v):
             continue

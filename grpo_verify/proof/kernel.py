@@ -431,10 +431,11 @@ def smooth_by_rewriting(o: definedness.Obligation, ctx: decide.Context) -> tuple
     assumption or a cited result, valid at every admissible point) rewrites the function into a
     smooth one and the admissible values of the variable form an open set: two functions equal on
     an open set have equal derivatives there. At a point (``Subs``) the point must be admissible."""
-    f, v, point = o.kink
+    f, v, point, _order = o.kink
     g = f
-    for a, b in ctx.rewrites:
-        g = g.subs(a, b)
+    for rewrite in ctx.rewrites:  # only equations that hold on an open set around where the derivative is taken
+        if len(rewrite) > 3 and v in (rewrite[3] if point is not None else rewrite[2]):
+            g = g.subs(rewrite[0], rewrite[1])
     if definedness.kinks(g, v) or not _open_in(v, ctx.hypotheses, ctx.domains):
         return False, ""
     if point is not None:
@@ -523,7 +524,8 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
             if not any(fact is a for a in result.assumptions):
                 return _Citations(rewrites, Status.UNPROVED, scopes,
                                   f"uses the assumption {fact.text!r}, which this result does not state")
-            rewrites.append(tuple(fact.equation))
+            # pointwise, unless it states that it holds for every value of some variables
+            rewrites.append((*fact.equation, frozenset(fact.for_every), frozenset(fact.for_every)))
             continue
         if not isinstance(fact, Result):
             return _Citations(rewrites, Status.UNPROVED, scopes, f"cannot use {fact!r}: cite a Result or an Assumption")
@@ -540,8 +542,24 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
             if not ok:
                 return _Citations(rewrites, Status.UNPROVED, scopes,
                                   f"cites {fact.name}, whose hypothesis {sp.sstr(h)} is not shown to hold here")
-        rewrites.append((fact.lhs, fact.rhs))
+        identically = identically_in(fact)
+        # a free Derivative is taken at the current point: the lemma holds around it if the current
+        # admissible values of the variable form an open set (its hypotheses were shown to hold there)
+        around_here = frozenset(v for v in sp.sympify(fact.lhs).free_symbols | sp.sympify(fact.rhs).free_symbols
+                                if isinstance(v, sp.Symbol) and _open_in(v, ctx.hypotheses, ctx.domains))
+        rewrites.append((fact.lhs, fact.rhs, identically | around_here, identically))
     return _Citations(rewrites, weakest(statuses), scopes, "")
+
+
+def identically_in(lemma: "Result") -> frozenset:
+    """The variables in which a proved lemma holds identically on an open set: no formal hypothesis
+    mentions them and their declared domain is open (real, positive or negative, not integer). Only
+    in these may its equation rewrite inside a Derivative or a Subs: two functions equal on an open
+    set have equal derivatives there."""
+    mentioned = set().union(*[h.free_symbols for h in hypotheses_of(lemma)] or [set()])
+    symbols = set(sp.sympify(lemma.lhs).free_symbols) | set(sp.sympify(lemma.rhs).free_symbols)
+    return frozenset(v for v in symbols if isinstance(v, sp.Symbol) and v not in mentioned
+                     and _open_in(v, [], {}))
 
 
 # -- checking a result -------------------------------------------------------------------------
@@ -666,7 +684,7 @@ def _substituted(ctx: decide.Context, symbol: sp.Symbol, value: int) -> decide.C
         if new is not sp.true:
             hyps.append(new)
     return decide.Context(hypotheses=hyps, domains={s: d for s, d in ctx.domains.items() if s != symbol},
-                          rewrites=[(a.subs(symbol, v), b.subs(symbol, v)) for a, b in ctx.rewrites])
+                          rewrites=[(r[0].subs(symbol, v), r[1].subs(symbol, v), *r[2:]) for r in ctx.rewrites])
 
 
 def _implies(established: str | None, stated: str) -> bool:

@@ -63,6 +63,9 @@ class Assumption:
     positive: sp.Basic | None = None
     equation: tuple[sp.Basic, sp.Basic] | None = None
     context: bool = False
+    # the equation holds for every value of these variables (an identity in them, e.g. a
+    # normalisation for every theta): only then may it rewrite inside a derivative in them
+    for_every: tuple[sp.Symbol, ...] = ()
 
     def __post_init__(self) -> None:
         where = f"assumption {self.text!r}"
@@ -92,7 +95,8 @@ class Assumption:
 
     def as_context(self) -> "Assumption":
         """The same assumption marked as context, for a result whose proof does not need it."""
-        return Assumption(self.text, self.condition, self.domain, self.positive, self.equation, context=True)
+        return Assumption(self.text, self.condition, self.domain, self.positive, self.equation, context=True,
+                          for_every=self.for_every)
 
     def __hash__(self) -> int:
         return id(self)

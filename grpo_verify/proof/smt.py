@@ -174,6 +174,30 @@ class _Translation:
             return reduce(lambda a, b: z3.If(keep(a, b), a, b), map(self.term, e.args))
         return self._abstract(e)
 
+    def congruence(self) -> list[z3.BoolRef]:
+        """Functional consistency of the opaque atoms (true of every function): ``f(x) = f(y)`` and
+        ``r[i] = r[j]`` wherever the arguments are equal. It only removes assignments no real
+        functions have, so every relaxation stays sound and contradictions such as
+        ``x = y, f(x) > f(y)`` become visible."""
+        from sympy.core.function import AppliedUndef
+
+        heads: dict = {}
+        for e, v in list(self.atoms.items()) + [(k[1], v) for k, v in list(self.fresh.items()) if k[0] == "abstract"]:
+            if isinstance(e, sp.Indexed):
+                heads.setdefault((e.base, len(e.indices)), []).append((e.indices, v))
+            elif isinstance(e, AppliedUndef):
+                heads.setdefault((e.func, len(e.args)), []).append((e.args, v))
+        constraints = []
+        for entries in heads.values():
+            for n, (args_a, va) in enumerate(entries):
+                for args_b, vb in entries[n + 1:]:
+                    try:
+                        same = [self.term(x) == self.term(y) for x, y in zip(args_a, args_b)]
+                    except (_Unsupported, z3.Z3Exception):
+                        continue  # arguments outside the fragment: no constraint (still a relaxation)
+                    constraints.append(z3.Implies(z3.And(*same), va == vb))
+        return constraints
+
     def _inverse(self, b: sp.Basic) -> z3.ArithRef:
         """1/b: a fresh q with q*b == 1 (assumes b != 0, a definedness condition)."""
         if ("inv", b) not in self.fresh:
@@ -289,7 +313,7 @@ def _search(hold: Sequence[sp.Basic], fail: Sequence[sp.Basic], timeout_ms: int)
         solver = z3.Solver() if integers else z3.Tactic("qfnra-nlsat").solver()
         solver.set("random_seed" if integers else "seed", 0)
         solver.set("timeout", left)
-        solver.add(*tr.side, *query)
+        solver.add(*tr.side, *query, *tr.congruence())
         how = "with integer symbols as integers (z3)" if integers else "over the reals (z3 nlsat)"
         try:
             result = solver.check()
