@@ -47,7 +47,6 @@ PLANTS = [
  ("decide.py", "    if not protected:\n        return e.subs(a, b)", "    if True:\n        return e.subs(a, b)"),
  ("definedness.py", "        if point is not None and order == 1 and", "        if point is not None and"),
  ("definedness.py", "    if len(mapping) > 1 and any(p.free_symbols & set(mapping) for p in mapping.values()):", "    if False:"),
- ("definedness.py", "Obligation(o.condition.xreplace(mapping), o.reason, o.local, o.kink, o.bound)\n                               if o.kink else o, tuple(mapping))", "o, ())"),
 ]
 
 

@@ -196,8 +196,7 @@ def _subs(e: sp.Subs, local: tuple, out: list[Obligation]) -> None:
             _differentiable(d.expr, v, local, inner, mapping.get(v), order)
         _collect(d.expr, local, inner)
         # a kink condition is about the whole point: the other substituted variables take their values
-        out.extend(_with_bound(Obligation(o.condition.xreplace(mapping), o.reason, o.local, o.kink, o.bound)
-                               if o.kink else o, tuple(mapping)) for o in inner)
+        out.extend(_with_bound(_at_other_variables(o, mapping) if o.kink else o, tuple(mapping)) for o in inner)
     rest: list[Obligation] = []
     _collect(e.expr.xreplace(derivatives), local, rest)
     back = {dummy: sp.Subs(d, tuple(mapping), tuple(mapping.values())) for d, dummy in derivatives.items()}
@@ -209,6 +208,13 @@ def _subs(e: sp.Subs, local: tuple, out: list[Obligation]) -> None:
                for o in rest)
     for p in e.point:
         _collect(p, local, out)
+
+
+def _at_other_variables(o: Obligation, mapping: dict) -> Obligation:
+    """A kink condition at the whole point: its own variable is already taken at the point (inside
+    its own Subs), the other substituted variables take their values here."""
+    others = {v: p for v, p in mapping.items() if v != o.kink[1]}
+    return Obligation(o.condition.subs(others), o.reason, o.local, o.kink, o.bound) if others else o
 
 
 def _with_bound(o: Obligation, variables: tuple) -> Obligation:
