@@ -590,7 +590,8 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
     ctx = context_of(result)
     consistent, consistency_text = consistency(ctx.hypotheses, ctx)
     if consistent is False:
-        return _failed(result, start, f"refused: {consistency_text}", consistency_text)
+        detail = consistency_text if consistency_text.startswith("refused") else f"refused: {consistency_text}"
+        return _failed(result, start, detail, consistency_text)
 
     reports: list[StepReport] = []
     obligations: list[ObligationReport] = []
