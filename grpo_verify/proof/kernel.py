@@ -114,12 +114,10 @@ def assumption_formulas(a: "Assumption") -> list[sp.Basic]:
     return out
 
 
-def hypotheses_of(result: "Result", skip: "Assumption | None" = None) -> list[sp.Basic]:
+def hypotheses_of(result: "Result") -> list[sp.Basic]:
     """Every boolean the result assumes, with the definedness of what its assumptions mention."""
     hyps: list[sp.Basic] = []
     for a in result.assumptions:
-        if a is skip:
-            continue
         for h in assumption_formulas(a):
             if h is sp.true:
                 continue
@@ -377,7 +375,7 @@ def _relation(a: sp.Basic, rel: str, b: sp.Basic) -> sp.Basic:
         if rel != "=" or not (isinstance(a, sp.MatrixBase) and isinstance(b, sp.MatrixBase)) or a.shape != b.shape:
             return None
         return sp.And(*[sp.Eq(x, y) for x, y in zip(a, b)])
-    return {"=": sp.Eq, "!=": sp.Ne, "<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge}[rel](a, b, evaluate=False)
+    return {name: cls for cls, name in _RELATIONAL.items()}[rel](a, b, evaluate=False)
 
 
 def discharge(expressions: Sequence[sp.Basic], ctx: decide.Context, cache: dict) -> tuple[list[ObligationReport], str]:
@@ -537,12 +535,13 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
         statuses.append(report.status)
         if report.status is Status.PROVED_FOR_RANGE:
             scopes.append(report.scope)
-        for h in hypotheses_of(fact):
+        lemma_hypotheses = hypotheses_of(fact)
+        for h in lemma_hypotheses:
             ok, _route = prove_condition(h, ctx)
             if not ok:
                 return _Citations(rewrites, Status.UNPROVED, scopes,
                                   f"cites {fact.name}, whose hypothesis {sp.sstr(h)} is not shown to hold here")
-        identically = identically_in(fact)
+        identically = identically_in(fact, lemma_hypotheses)
         # a free Derivative is taken at the current point: the lemma holds around it if the current
         # admissible values of the variable form an open set (its hypotheses were shown to hold there)
         around_here = frozenset(v for v in sp.sympify(fact.lhs).free_symbols | sp.sympify(fact.rhs).free_symbols
@@ -551,12 +550,12 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
     return _Citations(rewrites, weakest(statuses), scopes, "")
 
 
-def identically_in(lemma: "Result") -> frozenset:
+def identically_in(lemma: "Result", hypotheses: Sequence[sp.Basic]) -> frozenset:
     """The variables in which a proved lemma holds identically on an open set: no formal hypothesis
     mentions them and their declared domain is open (real, positive or negative, not integer). Only
     in these may its equation rewrite inside a Derivative or a Subs: two functions equal on an open
     set have equal derivatives there."""
-    mentioned = set().union(*[h.free_symbols for h in hypotheses_of(lemma)] or [set()])
+    mentioned = set().union(*[h.free_symbols for h in hypotheses] or [set()])
     symbols = set(sp.sympify(lemma.lhs).free_symbols) | set(sp.sympify(lemma.rhs).free_symbols)
     return frozenset(v for v in symbols if isinstance(v, sp.Symbol) and v not in mentioned
                      and _open_in(v, [], {}))
