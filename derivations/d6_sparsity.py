@@ -2,15 +2,15 @@ r"""D6 Sparsity: groups with equal rewards give no gradient, and the no-std upda
 
 With binary rewards and success probability $p$, a group of $R$ i.i.d. rollouts has all rewards equal with
 probability $z_R(p) = p^R + (1-p)^R$ (symbolic $R$; checked by enumeration for $R = 2..6$); it equals
-$2^{1-R}$ at $p = 1/2$ (symbolic $R$), is symmetric about $1/2$, and for each $R = 2..16$ it is at least
-$2^{1-R}$ on $[0, 1]$ and increases with $|p - 1/2|$ (exact real-root isolation, one $R$ at a time; no
-symbolic-$R$ proof is attempted). Such a group has all advantages zero and contributes exactly zero gradient.
+$2^{1-R}$ at $p = 1/2$, is symmetric about $1/2$, is at least $2^{1-R}$ on $[0, 1]$ (the tangent line of
+$x \mapsto x^R$ at $1/2$, itself proved by induction on the exponent) and increases with $|p - 1/2|$ (the
+monotonicity of $x \mapsto x^{R-1}$ on $[0, \infty)$): all for symbolic $R$. Such a group has all advantages zero and contributes exactly zero gradient.
 For the no-std update $\theta \leftarrow \theta + \eta \hat g$, $\hat g = \frac{1}{R} \sum_i (r_i - \bar r) g_i$,
 D5 gives $E[\hat g] = \frac{R-1}{R} \nabla p$ (binary reward: $J = p$), so to first order in $\eta$ the
 expected success probability moves by $\frac{R-1}{R} \|\nabla p\|^2 \ge 0$. For a softmax bandit
 $\|\nabla p\|^2 = \sum_a \pi_a^2 (1[a \text{ correct}] - p)^2$, positive when $0 < p < 1$ (exactly for
 $K = 3$ with symbolic logits), and the first-order drifts of $p$ and of $z_R(p)$ are verified exactly on that
-bandit for $R = 2$ and $R = 3$ by enumerating all groups. Since $z_R'(p) > 0$ for $p > 1/2$ ($R = 2..16$),
+bandit for $R = 2$ and $R = 3$ by enumerating all groups. Since $z_R'(p) > 0$ for $p > 1/2$ (every $R \ge 2$),
 the zero-gradient probability then rises in expectation to first order; finite steps are left to simulation.
 """
 
@@ -25,7 +25,7 @@ from . import d5_baseline_bias as d5
 from .d4_zero_sum import v
 from .d5_baseline_bias import Ex, G
 from .notation import R, g, group_mean, i, j, r
-from grpo_verify.proof import Assumption, as_written, ForEach, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, Induction, Remark, Result, Step
 
 p = sp.Symbol("p", real=True)  # success probability
 u = sp.Symbol("u", real=True)  # p = 1/2 + u
@@ -42,12 +42,11 @@ def zero_gradient_probability_slope(prob=p, size=R) -> sp.Expr:
 
 
 GROUP = Assumption("$R \\ge 2$ rollouts drawn i.i.d., binary rewards with success probability $p$", R >= 2)
-# The same setting where the proof does not need it: the identities about z_R hold for every R >= 0 (and the
-# ranged results are checked for R = 2..16 anyway), and as polynomial facts they hold for every real p.
+# The same setting where the proof does not need it: the identities about z_R hold for every R >= 0, and as
+# polynomial facts they hold for every real p.
 GROUP_SETTING = Assumption("$R \\ge 2$ rollouts drawn i.i.d., binary rewards with success probability $p$", R >= 2,
                            context=True)
 PROBABILITY = Assumption("$p \\in [0, 1]$", domain=(p, sp.Interval(0, 1)), context=True)
-RANGE = ForEach.range(R, 2, 16)
 
 all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R = Result(
     name="all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R",
@@ -96,17 +95,44 @@ zero_gradient_probability_is_symmetric_about_one_half = Result(
     rule="commutativity", why="The two terms swap.",
 )
 
+x = sp.Symbol("x", real=True)
+c = sp.Symbol("c", positive=True)
+n = sp.Symbol("n", integer=True, nonnegative=True)
+tangent_line_lies_below_an_integer_power = Result(
+    name="tangent_line_lies_below_an_integer_power",
+    doc="For $x \\ge 0$, $c > 0$ and every integer $n \\ge 0$: $c\\, x^n \\ge c^n (c + n (x - c))$, i.e. "
+        "$x^n \\ge c^n + n c^{n-1} (x - c)$: on $[0, \\infty)$ the tangent of $x \\mapsto x^n$ at $c$ lies below it "
+        "(Bernoulli's inequality).",
+    lhs=c * x ** n,
+    rhs=c ** n * (c + n * (x - c)),
+    relation=">=",
+    assumptions=(Assumption("$x \\ge 0$", x >= 0),),
+    induction=Induction(n, 0),
+    rule="induction on $n$",
+    why="At $n = 0$ both sides are $c$. From $n$ to $n + 1$: $c\\, x^{n+1} = x \\cdot c\\, x^n \\ge "
+        "x c^n (c + n (x - c))$ as $x \\ge 0$, and $x c^n (c + n (x - c)) - c^{n+1} (c + (n + 1)(x - c)) = "
+        "n c^n (x - c)^2 \\ge 0$.",
+)
+
+PROBABILITY_NEEDED = Assumption("$p \\in [0, 1]$", domain=(p, sp.Interval(0, 1)))
 zero_gradient_probability_is_at_least_two_pow_one_minus_R = Result(
     name="zero_gradient_probability_is_at_least_two_pow_one_minus_R",
-    doc="$p^R + (1-p)^R \\ge 2^{1-R}$ on $[0, 1]$, checked for each $R = 2..16$ (the minimum is at $p = 1/2$).",
+    doc="$p^R + (1-p)^R \\ge 2^{1-R}$ on $[0, 1]$ for every $R \\ge 1$ (the minimum is at $p = 1/2$).",
     lhs=zero_gradient_probability(),
     rhs=2 ** (1 - R),
     relation=">=",
-    assumptions=(GROUP_SETTING, PROBABILITY),
-    rule="exact real-root isolation on [0, 1]",
-    why="For each concrete $R$ the difference is a polynomial in $p$ whose only root in $[0, 1]$ is the double "
-        "root $1/2$.",
-    for_each=RANGE,
+    assumptions=(GROUP_SETTING, PROBABILITY_NEEDED),
+    steps=(
+        Step(2 * 2 ** (-R) * (sp.Rational(1, 2) + R * (p - sp.Rational(1, 2)))
+             + 2 * 2 ** (-R) * (sp.Rational(1, 2) + R * (sp.Rational(1, 2) - p)),
+             "tangent lines at $1/2$", "Both $p$ and $1 - p$ lie in $[0, 1]$: the tangent-line inequality at "
+             "$c = 1/2$ bounds each term, $\\tfrac12 x^R \\ge 2^{-R} (\\tfrac12 + R (x - \\tfrac12))$.",
+             relation=">=",
+             using=(tangent_line_lies_below_an_integer_power.at({x: p, c: sp.Rational(1, 2), n: R}),
+                    tangent_line_lies_below_an_integer_power.at({x: 1 - p, c: sp.Rational(1, 2), n: R}))),
+        Step(2 * 2 ** (-R), "arithmetic", "The two tangent terms in $p$ cancel."),
+        Step(2 ** (1 - R), "powers of 2"),
+    ),
 )
 
 HALF_INTERVAL = Assumption("$u \\in [0, 1/2]$, i.e. $p = 1/2 + u \\in [1/2, 1]$", domain=(u, sp.Interval(0, sp.Rational(1, 2))))
@@ -301,7 +327,7 @@ zero_gradient_probability_rises_above_one_half = Remark(
     "zero_gradient_probability_rises_above_one_half",
     "Combining the results: to first order in $\\eta$ the expected change of $z_R(p)$ under the no-std update is "
     "$\\eta z_R'(p) \\frac{R-1}{R} \\|\\nabla p\\|^2$. The factor $\\frac{R-1}{R} \\|\\nabla p\\|^2$ is positive "
-    "when $0 < p < 1$ and all $\\pi_a > 0$, and $z_R'(p) > 0$ for $p > 1/2$ (checked for $R = 2..16$), so once "
+    "when $0 < p < 1$ and all $\\pi_a > 0$, and $z_R'(p) > 0$ for $p > 1/2$ (every $R \\ge 2$), so once "
     "$p > 1/2$ the probability of a zero-gradient group rises in expectation, to first order. The sign of the "
     "product of the two positive factors is not a separate checked result.",
 )
@@ -313,13 +339,4 @@ left_to_simulation = Remark(
     "different, $p$-dependent rate $c_R(p)$ (D5), and over many steps $p$ and $\\|\\nabla p\\|$ change together. "
     "These are examined by simulation against an exact oracle in another issue; here only the first-order "
     "derivative at $\\eta = 0$ is exact.",
-)
-
-why_the_minimum_holds_for_a_range_of_R = Remark(
-    "why_the_minimum_holds_for_a_range_of_R",
-    "$p^R + (1-p)^R \\ge 2^{1-R}$ is decided exactly for each $R = 2..16$ (exact real-root isolation and z3's "
-    "nlsat, for a polynomial of fixed degree), not for symbolic $R$: it is a convexity (power-mean) inequality, "
-    "and the kernel has no rule for it yet; its status says \"proved for $R = 2..16$\", never \"proved\". The "
-    "two monotonicity results above are proved for every $R \\ge 2$ by the kernel's power rule ($x \\mapsto x^n$ "
-    "does not decrease on $[0, \\infty)$ for an integer $n \\ge 0$, and increases for $n \\ge 1$).",
 )

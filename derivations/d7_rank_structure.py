@@ -9,8 +9,8 @@ sum to zero. In general $\\operatorname{diag}(A) G$ keeps the rows of $G$ with $
 the others, so its rank is the rank of those rows; for binary rewards both advantage values are
 nonzero, so $\\operatorname{diag}(A)$ is invertible and
 $\\operatorname{rank}(\\operatorname{diag}(A) G) = \\operatorname{rank}(G)$. The centring matrix
-$I - \\mathbf{1}\\mathbf{1}^T/R$ is idempotent with trace $R - 1$ (symbolic in $R$); its rank is checked
-to be exactly $R - 1$ for $R = 2..16$ ("proved for a range": the matrix size must be concrete).
+$I - \\mathbf{1}\\mathbf{1}^T/R$ is idempotent with trace $R - 1$, hence of rank exactly $R - 1$ (the kernel's
+rule: the rank of an idempotent matrix is its trace), all for symbolic $R$.
 Exact ranks of matrices without symbols, and upper bounds only for matrices with symbolic entries
 (the number of rows or columns, and the rank over the field of rational functions in the entries,
 which bounds the rank at every value of the symbols; see ``MatrixRank``) show: the group
@@ -38,33 +38,14 @@ from __future__ import annotations
 import sympy as sp
 from . import d4_zero_sum as d4  # the module, not its results: a family lists only the results it defines
 from .notation import R, advantage, i
-from grpo_verify.proof import Assumption, as_written, ForEach, Remark, Result, Step
-from grpo_verify.proof.matrices import MatrixRank, exact_rank  # noqa: F401 - exact_rank: used by the tests
+from grpo_verify.proof import Assumption, as_written, Remark, Result, Step
+from grpo_verify.proof.matrices import MatrixRank, SquareMatrix, exact_rank  # noqa: F401 - exact_rank: tests
 
 
 # == helpers ======================================================================================
 def centring_matrix(size: int) -> sp.ImmutableMatrix:
     """$I - \\mathbf{1}\\mathbf{1}^T / R$ for a concrete $R$."""
     return sp.ImmutableMatrix(sp.eye(size) - sp.ones(size, size) / size)
-
-
-class CentringMatrix(sp.Function):
-    """$I_R - \\mathbf{1}\\mathbf{1}^T/R$; ``doit`` builds the explicit matrix once $R$ is a number."""
-
-    nargs = 1
-
-    def doit(self, **hints):
-        size = self.args[0]
-        if hints.get("deep", True):
-            size = size.doit(**hints)
-        if size.is_Integer and size >= 1:
-            return centring_matrix(int(size))
-        return self.func(size)
-
-    def _latex(self, printer, exp=None):
-        body = r"\left(I_{%s} - \tfrac{1}{%s}\mathbf{1}\mathbf{1}^{T}\right)" % (
-            printer._print(self.args[0]), printer._print(self.args[0]))
-        return body if exp is None else r"%s^{%s}" % (body, exp)
 
 
 def diag(*entries: sp.Basic) -> sp.ImmutableMatrix:
@@ -220,34 +201,35 @@ advantage_weighted_scores_have_rank_four_for_R4 = Result(
     rule="exact rank over $\\mathbb{Q}$", why="Gaussian elimination with exact rationals.",
 )
 
-n = sp.Symbol("n", integer=True, nonnegative=True)  # R = n + 2
-R_IS_N_PLUS_2 = Assumption("write $R = n + 2$ with $n \\ge 0$", equation=(R, n + 2))
 l = sp.Symbol("l", integer=True, positive=True)
+j = sp.Symbol("j", integer=True, positive=True)
+INDICES = Assumption("$1 \\le i, j \\le R$", sp.And(i <= R, j <= R))
 
 
-def _centring_product_entry(row: int, col: int) -> sp.Expr:
-    """$\\sum_l (\\delta_{row,l} - 1/R)(\\delta_{l,col} - 1/R)$, entry (row, col) of the centring matrix squared."""
-    return sp.Sum((sp.KroneckerDelta(row, l) - 1 / R) * (sp.KroneckerDelta(l, col) - 1 / R), (l, 1, R))
+def centring_entry(row: sp.Basic, col: sp.Basic) -> sp.Expr:
+    """Entry (row, col) of the centring matrix $I - \\mathbf{1}\\mathbf{1}^T/R$: $\\delta_{row,col} - 1/R$."""
+    return sp.KroneckerDelta(row, col) - 1 / R
 
+
+CENTRING = SquareMatrix(R, sp.Lambda((i, j), centring_entry(i, j)))
 
 centring_matrix_is_idempotent = Result(
     name="centring_matrix_is_idempotent",
-    doc="$(I - \\mathbf{1}\\mathbf{1}^T/R)^2 = I - \\mathbf{1}\\mathbf{1}^T/R$ for every $R \\ge 2$, shown on the "
-        "entries (1, 1) and (1, 2), which stand for every diagonal and every off-diagonal entry by the matrix's "
-        "invariance under permuting the rollouts: the centring matrix is a projection.",
-    lhs=sp.ImmutableMatrix([[_centring_product_entry(1, 1), _centring_product_entry(1, 2)]]),
-    rhs=sp.ImmutableMatrix([[1 - 1 / R, -1 / R]]),
-    assumptions=(GROUP_SETTING, R_IS_N_PLUS_2),
+    doc="$(I - \\mathbf{1}\\mathbf{1}^T/R)^2 = I - \\mathbf{1}\\mathbf{1}^T/R$ for every $R$: entry $(i, j)$ of the "
+        "square, $\\sum_l (\\delta_{il} - 1/R)(\\delta_{lj} - 1/R)$, is $\\delta_{ij} - 1/R$ for all $1 \\le i, j \\le R$. "
+        "The centring matrix is a projection.",
+    lhs=sp.Sum(centring_entry(i, l) * centring_entry(l, j), (l, 1, R)),
+    rhs=centring_entry(i, j),
+    assumptions=(GROUP_SETTING, INDICES),
     rule="matrix product entrywise, Kronecker deltas summed",
-    why="Write $R = n + 2$ so that both deltas fall inside the range of $l$.",
-    using=(R_IS_N_PLUS_2,),
+    why="$\\sum_l \\delta_{il} \\delta_{lj} = \\delta_{ij}$ and $\\sum_l \\delta_{il} = 1$ as $i$ lies in $1..R$; the "
+        "constant terms give $-2/R + R/R^2$.",
 )
 
 centring_matrix_has_trace_R_minus_1 = Result(
     name="centring_matrix_has_trace_R_minus_1",
-    doc="$\\operatorname{tr}(I - \\mathbf{1}\\mathbf{1}^T/R) = R - 1$; a projection's rank is its trace, so the "
-        "centring matrix has rank $R - 1$ for every $R$.",
-    lhs=sp.Sum(1 - 1 / R, (i, 1, R)),
+    doc="$\\operatorname{tr}(I - \\mathbf{1}\\mathbf{1}^T/R) = R - 1$.",
+    lhs=sp.Sum(centring_entry(i, i), (i, 1, R)),
     rhs=R - 1,
     assumptions=(GROUP_SETTING,),
     rule="sum of the diagonal", why="$R$ diagonal entries $1 - 1/R$.",
@@ -255,21 +237,14 @@ centring_matrix_has_trace_R_minus_1 = Result(
 
 centring_matrix_has_rank_R_minus_1 = Result(
     name="centring_matrix_has_rank_R_minus_1",
-    doc="$\\operatorname{rank}(I - \\mathbf{1}\\mathbf{1}^T/R) = R - 1$, computed exactly for each $R = 2..16$: "
-        "zero-sum centring removes one direction, not $R - 2$.",
-    lhs=MatrixRank(CentringMatrix(R)),
+    doc="$\\operatorname{rank}(I - \\mathbf{1}\\mathbf{1}^T/R) = R - 1$ for every $R$: zero-sum centring removes one "
+        "direction, not $R - 2$.",
+    lhs=MatrixRank(CENTRING),
     rhs=R - 1,
     assumptions=(GROUP_SETTING,),
-    rule="exact rank over $\\mathbb{Q}$", why="The explicit $R \\times R$ matrix for each $R$.",
-    for_each=ForEach.range(R, 2, 16),
-)
-
-why_centring_rank_holds_for_a_range_of_R = Remark(
-    "why_centring_rank_holds_for_a_range_of_R",
-    "$\\operatorname{rank}(I - \\mathbf{1}\\mathbf{1}^T/R) = R - 1$ is computed exactly for each $R = 2..16$ only: a "
-    "matrix of symbolic size has no explicit entries to eliminate. The symbolic argument -- the matrix is "
-    "idempotent with trace $R - 1$ (both proved above for symbolic $R$), and the rank of an idempotent matrix "
-    "is its trace -- needs a rank-equals-trace rule the kernel does not yet check.",
+    rule="the rank of an idempotent matrix is its trace",
+    why="The kernel checks that the matrix is idempotent (every entry of its square, as in the first result above) "
+        "and takes its trace (as in the second).",
 )
 
 centred_scores_have_rank_three_for_R4 = Result(

@@ -47,6 +47,14 @@ PLANTS = [
  ("decide.py", "    if not protected:\n        return e.subs(a, b)", "    if True:\n        return e.subs(a, b)"),
  ("definedness.py", "        if point is not None and order == 1 and", "        if point is not None and"),
  ("definedness.py", "    if len(mapping) > 1 and any(p.free_symbols & set(mapping) for p in mapping.values()):", "    if False:"),
+ ("kernel.py", "        if h.has(n) and not _lower_bound(h, n):", "        if False:"),
+ ("kernel.py", "    if not prove_condition(sp.Ge(n, base), ctx)[0]:", "    if False:"),
+ ("kernel.py", "            if getattr(v, f\"is_{key}\") and not prove_condition(relation(value, 0), ctx)[0]:", "            if False:"),
+ ("kernel.py", "        if not prove_condition(at(h), ctx)[0]:", "        if False:"),
+ ("kernel.py", "        if value.free_symbols & bound:", "        if False:"),
+ ("kernel.py", "        if v.is_integer and value.is_integer is not True:", "        if False:"),
+ ("kernel.py", "            cache[key] = decide_link(square, \"=\", entry(a, b), here, {}).status is Status.PROVED", "            cache[key] = True"),
+ ("kernel.py", "            local = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]", "            local = [sp.Ge(a, 1), sp.Ge(b, 1)]"),
 ]
 
 

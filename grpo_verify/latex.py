@@ -10,7 +10,8 @@ import re
 
 import sympy as sp
 
-from grpo_verify.proof import Result, ResultReport, Status
+from grpo_verify.proof import Assumption, Result, ResultReport, Status
+from grpo_verify.proof.result import Instance
 from grpo_verify.proof.catalog import Family
 from grpo_verify.proof.kernel import TRUSTED_BASE, symbol_domains
 
@@ -100,6 +101,16 @@ def result_section(result: Result, report: ResultReport) -> str:
               rf"{expression(result.lhs)} &{rel} {expression(result.rhs)}", r"\end{align*}"]
     lines.append(r"\paragraph{Proof.}")
     links = result.links()
+    if result.induction is not None:  # two checks: the base case and the step
+        n, base = sp.latex(result.induction.symbol), result.induction.base
+        why = f" {prose(result.why, where)}" if result.why else ""
+        lines.append(rf"\emph{{By induction on ${n}$ from ${n} = {base}$}}.{why}{_cited(links[0])}")
+        lines.append(r"\begin{itemize}")
+        for label, step_report in zip((rf"Base case ${n} = {base}$", rf"Step ${n} \to {n} + 1$, the statement at ${n}$ "
+                                       "assumed"), report.steps):
+            lines.append(rf"\item {label} --- {_decided(step_report)}.")
+        lines.append(r"\end{itemize}")
+        return _close(lines, report)
     if not result.steps:  # decided in one link: the statement need not be printed twice
         step, step_report = links[0], report.steps[0]
         why = f" {prose(step.why, where)}" if step.why else ""
@@ -138,11 +149,13 @@ def _formal(a) -> str:
 
 
 def _cited(step) -> str:
-    named = [u.name for u in step.using if isinstance(u, Result)]
-    assumed = [u for u in step.using if not isinstance(u, Result)]
+    named = [rf"\texttt{{{prose(u.name)}}}" for u in step.using if isinstance(u, Result)]
+    named += [rf"\texttt{{{prose(u.name)}}} at $" + ", ".join(f"{sp.latex(v)} = {expression(e)}" for v, e in u.values)
+              + "$" for u in step.using if isinstance(u, Instance)]
+    assumed = [u for u in step.using if isinstance(u, Assumption)]
     text = ""
     if named:
-        text += " Uses " + ", ".join(rf"\texttt{{{prose(x)}}}" for x in named) + "."
+        text += " Uses " + ", ".join(named) + "."
     if assumed:
         text += " Rewrites with the assumption" + ("s " if len(assumed) > 1 else " ") + \
             ", ".join(rf"${expression(a.equation[0])} = {expression(a.equation[1])}$" for a in assumed) + "."

@@ -30,9 +30,11 @@ from typing import Callable
 import pytest
 import sympy as sp
 
-from grpo_verify.proof import Assumption, ForEach, Result, Status, Step, as_written
+from grpo_verify.proof import Assumption, ForEach, Induction, Result, Status, Step, as_written
 
 Build = Callable[[], Result]
+
+from grpo_verify.proof.matrices import SquareMatrix
 
 try:  # the exact-rank primitive: the kernel's own once it has one, else the derivation's
     from grpo_verify.proof import MatrixRank  # type: ignore[attr-defined]
@@ -337,6 +339,67 @@ def _cite_into_subs() -> Result:
     absolute = claim(sp.Abs(x), x, "=", cond(x > 0), name="abs_is_identity_for_positive_x")
     return claim(sp.Subs(sp.Abs(x), x, -1), -1, "=", cond(x > 0),
                  steps=(Step(sp.Integer(-1), "lemma", "planted", using=(absolute,)),))
+
+
+def by_induction(lhs, rhs, relation: str, *assumptions: Assumption, symbol=None, base: int = 0) -> Result:
+    return claim(lhs, rhs, relation, *assumptions, induction=Induction(nn if symbol is None else symbol, base))
+
+
+def _cite_instance(lemma_result: Result, values: dict, lhs, rhs, relation: str, *assumptions: Assumption) -> Result:
+    """lhs <relation> rhs in one step that cites ``lemma_result`` at ``values``."""
+    return claim(lhs, rhs, relation, *assumptions,
+                 steps=(Step(rhs, "the lemma's instance", "planted", relation=relation,
+                             using=(lemma_result.at(values),)),))
+
+
+def instance_outside_the_symbol_domain() -> Result:
+    root = lemma(as_written(lambda: sp.sqrt(yp**2)), yp)  # true: yp is declared positive
+    return _cite_instance(root, {yp: x}, sp.sqrt(x**2), x, "=")
+
+
+def instance_where_the_hypothesis_fails() -> Result:
+    absolute = lemma(sp.Abs(x), x, cond(x >= 0))
+    return _cite_instance(absolute, {x: y - 1}, sp.Abs(y - 1), y - 1, "=")
+
+
+def instance_of_an_integer_symbol_at_a_fraction() -> Result:
+    sine = lemma(as_written(lambda: sp.sin(sp.pi * n)), sp.Integer(0))  # true for every integer n
+    return _cite_instance(sine, {n: HALF}, as_written(lambda: sp.sin(sp.pi * HALF)), sp.Integer(0), "=")
+
+
+def instance_captured_by_a_binder() -> Result:
+    total = lemma(sp.Sum(x * j, (j, 1, 3)), 6 * x)
+    return _cite_instance(total, {x: j}, sp.Sum(j * j, (j, 1, 3)), 6 * j, "=")
+
+
+def instance_of_an_inequality_whose_hypothesis_fails() -> Result:
+    square = claim(x**2, x, ">=", cond(x >= 1), name="square_beats_x_from_one")
+    return _cite_instance(square, {x: y}, y**2, y, ">=")
+
+
+def instance_of_an_unproved_lemma() -> Result:
+    return _cite_instance(claim(x, 1, ">=", name="false_lemma"), {x: y}, y, 1, ">=")
+
+
+def instance_of_a_symbol_the_lemma_lacks() -> Result:
+    square = claim(x**2, 0, ">=", name="square_nonnegative")
+    return _cite_instance(square, {y: x}, y**2, 0, ">")
+
+
+def instance_of_an_indexed_label() -> Result:
+    entry = claim(r[i]**2, 0, ">=", name="entry_square_nonnegative")
+    return _cite_instance(entry, {sp.Symbol("r", real=True): x}, x, 0, ">=")
+
+
+def inequality_does_not_pass_to_derivatives() -> Result:
+    below = claim(x, x**2 + 1, "<=", name="x_below_parabola")  # true for every x
+    return claim(sp.Derivative(x, x), sp.Derivative(x**2 + 1, x), "<=",
+                 steps=(Step(sp.Derivative(x**2 + 1, x), "the lemma", "planted", relation="<=", using=(below,)),))
+
+
+def instance_of_a_range_lemma() -> Result:
+    ranged = claim(2**R, R**2, ">=", for_each=ForEach.range(R, 5, 8), name="two_pow_beats_square_checked")
+    return _cite_instance(ranged, {R: k}, 2**k, k**2, ">=")
 
 
 FALSE_CASES: list[tuple[str, Build]] = [
@@ -786,6 +849,31 @@ FALSE_CASES: list[tuple[str, Build]] = [
         f(x), f(y), ">", cond(sp.Eq(x, y)), cond(f(x) > f(y)))),  # x = y forces f(x) = f(y)
     ("assume-congruent_indexed_entries_contradict", lambda: claim(
         r[i], r[k], ">", cond(sp.Eq(i, k)), cond(r[i] > r[k]))),  # i = k forces r_i = r_k
+    # -- induction ----------------------------------------------------------------------------------
+    ("induction-two_pow_beats_square_from_zero", lambda: by_induction(2**nn, nn**2, ">=")),  # n = 3: 8 < 9
+    ("induction-base_above_what_the_hypotheses_allow", lambda: by_induction(
+        2**n, n**2, ">=", cond(n >= 0), symbol=n, base=4)),  # n = 3 is admissible: 8 < 9
+    ("induction-hypothesis_not_a_lower_bound", lambda: by_induction(nn, 2, "<=", cond(sp.Ne(nn, 3)))),  # n = 4
+    ("induction-hypothesis_excluding_a_value_breaks_the_chain", lambda: by_induction(
+        nn, 1, "<=", cond(sp.Ne(nn, 1)))),  # n = 2; the step from n = 0 reaches 1, nothing reaches 2
+    ("induction-upper_bound_hypothesis", lambda: by_induction(nn, 5, "<=", cond(nn <= 10))),  # n = 6
+    ("induction-statement_without_the_symbol", lambda: by_induction(x, 0, ">=")),  # x = -1
+    ("induction-symbol_bound_in_the_statement", lambda: by_induction(sp.Sum(nn, (nn, 1, 3)), 7, ">=")),  # 6 < 7
+    ("induction-false_base_case", lambda: by_induction(nn, 1, ">=")),  # n = 0
+    ("induction-over_a_real_symbol", lambda: claim(x, 0, ">=", induction=Induction(x, 0))),  # x = -1
+    ("induction-odd_power_tangent_for_negative_x", lambda: by_induction(
+        2 * x**nn, 2**nn * (2 + nn * (x - 2)), ">=")),  # x < 0 allowed:
+    # ^ n = 3, x = -10: 2 * (-1000) = -2000 < 8 * (2 + 3 * (-12)) = -272
+    # -- instances of proved results -------------------------------------------------------------
+    ("instance-value_outside_the_symbol_domain", instance_outside_the_symbol_domain),  # x = -1: 1 != -1
+    ("instance-hypothesis_fails_at_the_value", instance_where_the_hypothesis_fails),  # y = 0: 1 != -1
+    ("instance-integer_symbol_at_a_fraction", instance_of_an_integer_symbol_at_a_fraction),  # sin(pi/2) = 1
+    ("instance-value_captured_by_a_binder", instance_captured_by_a_binder),  # j = 0: 14 != 0
+    ("instance-inequality_hypothesis_fails", instance_of_an_inequality_whose_hypothesis_fails),  # y = 1/2
+    ("instance-of_an_unproved_lemma", instance_of_an_unproved_lemma),  # y = 0
+    ("instance-of_a_symbol_the_lemma_lacks", instance_of_a_symbol_the_lemma_lacks),  # y = 0: 0 > 0 fails
+    ("instance-of_an_indexed_label", instance_of_an_indexed_label),  # x = -1
+    ("instance-inequality_does_not_pass_to_derivatives", inequality_does_not_pass_to_derivatives),  # x = 0: 1 > 0
 ]
 
 RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
@@ -801,6 +889,15 @@ RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
         MatrixRank(sp.ImmutableMatrix([[sp.sin(x)**2 + sp.cos(x)**2 - 1, 0], [0, 1]])), 2)),  # every x: rank 1
     ("rank-radical_rows_proportional", lambda: claim(
         MatrixRank(sp.ImmutableMatrix([[sp.sqrt(2), sp.sqrt(6)], [1, sp.sqrt(3)]])), 2)),  # row 1 = sqrt 2 row 2
+    # -- symbolic size: rank = trace only for an idempotent matrix
+    ("rank-trace_of_a_non_idempotent_matrix", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), 2 * sp.KroneckerDelta(i, j)))), 2 * R)),  # rank R, trace 2R
+    ("rank-trace_of_a_scaled_projection", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), x * sp.KroneckerDelta(i, j)))), x * R)),  # x = 2: R, not 2R
+    ("rank-trace_of_an_over_centred_matrix", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 2 / R))), R - 2)),  # R = 2: rank 2
+    ("rank-centring_matrix_rank_minus_two", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / R))), R - 2)),  # it is R - 1
 ]
 
 # False statements about every R whose only support is a check at a few values of R: proved for a
@@ -812,6 +909,7 @@ RANGE_CASES: list[tuple[str, Build]] = [
         (R - 2) * (R - 4), 0, ">=", cond(R >= 1), steps=(
             Step(sp.Integer(0), "checked at R = 2, 4", relation=">=", for_each=ForEach(R, (2, 4))),))),
     # ^ R = 3: (1)(-1) = -1 < 0
+    ("instance-of_a_range_lemma_for_every_k", instance_of_a_range_lemma),  # k = 3: 8 < 9
 ]
 
 
@@ -871,6 +969,18 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
     ("trig-pythagoras", lambda: claim(sp.sin(x)**2 + sp.cos(x)**2, 1), Status.PROVED),
     ("calculus-derivative_of_cube", lambda: claim(sp.Derivative(x**3, x), 3 * x**2), Status.PROVED),
     ("ne-square_plus_one_nonzero", lambda: claim(x**2 + 1, 0, "!="), Status.PROVED),
+    ("induction-bernoulli", lambda: by_induction((1 + x)**nn, 1 + nn * x, ">=", cond(x >= -1)), Status.PROVED),
+    ("induction-two_pow_beats_square_from_four", lambda: by_induction(
+        2**nn, nn**2, ">=", cond(nn >= 4), base=4), Status.PROVED),
+    ("induction-sum_of_odd_numbers", lambda: by_induction(sp.Sum(2 * j - 1, (j, 1, nn)), nn**2, "="), Status.PROVED),
+    ("induction-sum_of_squares_split_at_the_top", lambda: by_induction(
+        sp.Sum(j**2, (j, 1, nn)), nn * (nn + 1) * (2 * nn + 1) / 6, "="), Status.PROVED),
+    ("instance-inequality_at_a_shifted_point", lambda: _cite_instance(
+        claim(x**2, x, ">=", cond(x >= 1), name="square_beats_x_from_one"), {x: y + 1}, (y + 1)**2, y + 1, ">=",
+        cond(y >= 0)), Status.PROVED),
+    ("instance-positive_symbol_at_a_positive_value", lambda: _cite_instance(
+        lemma(as_written(lambda: sp.sqrt(yp**2)), yp), {yp: x**2 + 1}, sp.sqrt((x**2 + 1)**2), x**2 + 1, "="),
+     Status.PROVED),
     ("range-two_pow_at_least_twice", lambda: claim(2**R, 2 * R, ">=", for_each=ForEach.range(R, 2, 6)),
      Status.PROVED_FOR_RANGE),
     ("range-two_pow_beats_square_from_five", lambda: claim(2**R, R**2, ">", for_each=ForEach.range(R, 5, 8)),
@@ -880,6 +990,13 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
 RANK_TRUE_CASES: list[tuple[str, Build, Status]] = [
     ("rank-rational_rank_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 2], [2, 4]])), 1), Status.PROVED),
     ("rank-identity", lambda: claim(MatrixRank(sp.ImmutableMatrix(sp.eye(3))), 3), Status.PROVED),
+    ("rank-centring_matrix_of_every_size", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / R))), R - 1), Status.PROVED),
+    ("rank-averaging_matrix_of_every_size", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), 1 / R))), 1), Status.PROVED),
+    ("rank-projection_scaled_by_an_idempotent_number", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), x * sp.KroneckerDelta(i, j)))), x * R, "=",
+        cond(sp.Eq(x**2, x))), Status.PROVED),
     ("rank-symbolic_at_most_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[x, x**2], [1, x]])), 1, "<="),
      Status.PROVED),
 ]

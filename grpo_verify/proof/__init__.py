@@ -7,6 +7,7 @@ from grpo_verify.proof.matrices import MatrixRank
 from grpo_verify.proof.result import (
     Assumption,
     ForEach,
+    Induction,
     Result,
     ResultReport,
     Step,
@@ -14,5 +15,5 @@ from grpo_verify.proof.result import (
 )
 from grpo_verify.proof.status import Status
 
-__all__ = ["Assumption", "ForEach", "KernelError", "MatrixRank", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport",
+__all__ = ["Assumption", "ForEach", "Induction", "KernelError", "MatrixRank", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport",
            "as_written", "computation"]

@@ -45,7 +45,9 @@ TRUSTED_BASE = ("the kernel (grpo_verify.proof: kernel, definedness, decide, smt
                 "procedure, the exact matrix rank (matrices.py: minimal polynomials as the zero test, the rank over "
                 "a field of rational functions as an upper bound), and the evaluation rules of the operators the "
                 "derivations define (the expectation E in D5 and D8 applies linearity only; computation() "
-                "enumerations)")
+                "enumerations); and the textbook facts behind the kernel's rules: induction over the integers, "
+                "the monotonicity of x^n on [0, oo), a sum of non-negative terms is non-negative, the rank of an "
+                "idempotent matrix is its trace")
 
 __all__ = ["KernelError", "check", "ObligationReport", "StepReport", "ResultReport"]
 
@@ -143,7 +145,7 @@ def symbol_domains(result: "Result") -> list[tuple[sp.Basic, str]]:
         e = sp.sympify(e)
         atoms = e.atoms(sp.Symbol, sp.Indexed, AppliedUndef) if not isinstance(e, sp.MatrixBase) else \
             set().union(*[x.atoms(sp.Symbol, sp.Indexed, AppliedUndef) for x in e])
-        bound = {v for node in sp.preorder_traversal(e) if isinstance(node, (sp.Sum, sp.Product))
+        bound = {v for node in sp.preorder_traversal(e) if isinstance(node, (sp.Sum, sp.Product, sp.Lambda))
                  for v in node.variables} if not isinstance(e, sp.MatrixBase) else set()
         labels = {a.base.label for a in atoms if isinstance(a, sp.Indexed)}
         for atom in atoms:
@@ -319,6 +321,38 @@ def power_monotonicity(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
     return ""
 
 
+def idempotent_ranks(e: sp.Basic, ctx: decide.Context, cache: dict) -> tuple[sp.Basic, str]:
+    """Each ``MatrixRank(SquareMatrix(n, entry))`` of symbolic size replaced by the trace
+    ``Sum(entry(i, i), (i, 1, n))`` where the matrix is shown idempotent: for integers ``i, j`` in
+    ``1..n``, ``Sum(entry(i, l) entry(l, j), (l, 1, n)) = entry(i, j)`` is decided by the kernel (with
+    its definedness obligations). The rank of an idempotent matrix is its trace (its eigenvalues are
+    0 and 1 and it is diagonalisable); an undecided idempotency leaves the rank as it is."""
+    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+
+    if not isinstance(e, sp.Basic) or isinstance(e, sp.MatrixBase):
+        return e, ""
+    replacements, how = {}, []
+    for node in e.atoms(MatrixRank):
+        matrix = node.args[0]
+        if not isinstance(matrix, SquareMatrix) or matrix.size.is_Integer:
+            continue
+        size, entry = matrix.size, matrix.entry
+        key = ("idempotent", matrix)
+        if key not in cache:
+            a, b, l = (sp.Dummy(name, integer=True) for name in "ijl")
+            local = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]
+            here = replace(ctx, hypotheses=list(ctx.hypotheses) + local)
+            square = sp.Sum(entry(a, l) * entry(l, b), (l, 1, size))
+            cache[key] = decide_link(square, "=", entry(a, b), here, {}).status is Status.PROVED
+        if cache[key]:
+            t = sp.Dummy("i", integer=True)
+            replacements[node] = sp.Sum(entry(t, t), (t, 1, size))
+            how.append(f"rank = trace of the idempotent {sp.sstr(matrix)}")
+    if not replacements:
+        return e, ""
+    return decide.doit(e.xreplace(replacements)), "; ".join(how)
+
+
 def resolve_piecewise(e: sp.Basic, ctx: decide.Context) -> sp.Basic:
     """Each ``Piecewise`` replaced by the branch the assumptions select (the first branch whose
     condition is proved, every earlier condition being refuted by proof); left as it is if any
@@ -452,6 +486,12 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
     if failure:
         return _Link(Status.UNPROVED, failure, obligations=obligations)
     a, b = decide.prepare(previous, ctx.rewrites), decide.prepare(expr, ctx.rewrites)
+    (a, how_a), (b, how_b) = idempotent_ranks(a, ctx, cache), idempotent_ranks(b, ctx, cache)
+    ranks = "; ".join(x for x in (how_a, how_b) if x)
+    if ranks:
+        link = decide_link(a, relation, b, ctx, cache)
+        return replace(link, detail=f"{ranks}; then {link.detail}", route=link.route and f"idempotent rank rule, "
+                       f"{link.route}")
     for side in (a, b):
         if isinstance(side, sp.Basic) and side.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I):
             return _Link(Status.UNPROVED, f"a side evaluates to {sp.sstr(side)}, which is not a real number",
@@ -508,46 +548,129 @@ class _Citations:
     status: Status
     scopes: list[str]
     failure: str
+    facts: list[sp.Basic] = field(default_factory=list)  # cited inequalities: hypotheses of the step
+
+
+_SIGN_CONDITIONS = (("positive", sp.Gt), ("nonnegative", sp.Ge), ("negative", sp.Lt), ("nonpositive", sp.Le),
+                    ("nonzero", sp.Ne))
+
+
+def _bound_symbols(e: sp.Basic) -> set:
+    """The variables some binder in ``e`` binds (sums, products, derivatives, Subs, lambdas)."""
+    exprs = list(e) if isinstance(e, sp.MatrixBase) else [e]
+    out: set = set()
+    for x in exprs:
+        for node in sp.preorder_traversal(sp.sympify(x)):
+            if isinstance(node, (sp.Sum, sp.Product)):
+                out |= set(node.variables)
+            elif isinstance(node, (sp.Derivative, sp.Subs)):
+                out |= set(node.variables)
+            elif isinstance(node, sp.Lambda):
+                out |= set(node.variables)
+    return out
+
+
+def instantiate(lemma: "Result", values: dict, ctx: decide.Context) -> tuple[sp.Basic, sp.Basic, str]:
+    """The statement of a proved ``lemma`` at ``values`` of its free symbols, or a failure: each value
+    lies in its symbol's declared domain, the lemma's hypotheses hold at the values (proved here), no
+    value is captured by a binder and no value replaces a variable something is differentiated in."""
+    statement = [lemma.lhs, lemma.rhs]
+    hypotheses = hypotheses_of(lemma)
+    free: set = set()
+    for e in statement + hypotheses:
+        e = sp.sympify(e)
+        free |= set().union(*[x.free_symbols for x in e]) if isinstance(e, sp.MatrixBase) else e.free_symbols
+    bound = set().union(*[_bound_symbols(e) for e in statement + hypotheses])
+    labels = set().union(*[{a.base.label for a in sp.sympify(e).atoms(sp.Indexed)}
+                           for e in statement + hypotheses if not isinstance(e, sp.MatrixBase)])
+    for v, value in values.items():
+        if v in labels:
+            return 0, 0, f"{sp.sstr(v)} names an indexed family of {lemma.name}; instances give values to symbols"
+        if v not in free:
+            return 0, 0, f"{sp.sstr(v)} is not a free symbol of {lemma.name}"
+        if v in bound:
+            return 0, 0, f"{lemma.name} binds or differentiates in {sp.sstr(v)}: it cannot be instantiated there"
+        if value.free_symbols & bound:
+            return 0, 0, (f"the value {sp.sstr(value)} of {sp.sstr(v)} mentions a variable that {lemma.name} binds "
+                          "(it would be captured)")
+        if v.is_integer and value.is_integer is not True:
+            return 0, 0, f"{sp.sstr(v)} is an integer in {lemma.name}, and {sp.sstr(value)} is not known to be one"
+        if value.is_real is not True:
+            return 0, 0, f"{sp.sstr(value)} is not known to be real"
+        for key, relation in _SIGN_CONDITIONS:
+            if getattr(v, f"is_{key}") and not prove_condition(relation(value, 0), ctx)[0]:
+                return 0, 0, (f"{sp.sstr(v)} is declared {key} in {lemma.name}, and {sp.sstr(value)} is not shown "
+                              "to be")
+    at = lambda e: sp.sympify(e).subs(values, simultaneous=True)  # noqa: E731
+    for h in hypotheses:
+        if not prove_condition(at(h), ctx)[0]:
+            return 0, 0, f"the hypothesis {sp.sstr(h)} of {lemma.name} is not shown to hold at {sp.sstr(values)}"
+    return at(lemma.lhs), at(lemma.rhs), ""
 
 
 def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
-    """Rewrites from cited results and assumptions; a cited result's hypotheses must follow here."""
-    from grpo_verify.proof.result import Assumption, Result
+    """Rewrites and facts from cited results, their instances and assumptions; a cited result's
+    hypotheses must follow here. A cited equation rewrites; a cited inequality (or an instance of one)
+    is a hypothesis of the step at the current point."""
+    from grpo_verify.proof.result import Assumption, Instance, Result
 
     rewrites: list[tuple[sp.Basic, sp.Basic]] = []
+    facts: list[sp.Basic] = []
     statuses: list[Status] = []
     scopes: list[str] = []
+
+    def refuse(text: str) -> _Citations:
+        return _Citations(rewrites, Status.UNPROVED, scopes, text, facts)
+
     for fact in using:
         if isinstance(fact, Assumption):
             if not any(fact is a for a in result.assumptions):
-                return _Citations(rewrites, Status.UNPROVED, scopes,
-                                  f"uses the assumption {fact.text!r}, which this result does not state")
+                return refuse(f"uses the assumption {fact.text!r}, which this result does not state")
             # pointwise, unless it states that it holds for every value of some variables
             rewrites.append((*fact.equation, frozenset(fact.for_every), frozenset(fact.for_every)))
             continue
+        values: dict = {}
+        if isinstance(fact, Instance):
+            fact, values = fact.result, dict(fact.values)
         if not isinstance(fact, Result):
-            return _Citations(rewrites, Status.UNPROVED, scopes, f"cannot use {fact!r}: cite a Result or an Assumption")
+            return refuse(f"cannot use {fact!r}: cite a Result, an instance of one or an Assumption")
         if fact is result:
-            return _Citations(rewrites, Status.UNPROVED, scopes, "a result cannot cite itself")
+            return refuse("a result cannot cite itself")
         report = fact.check()
         if not report.status.passed:
-            return _Citations(rewrites, Status.UNPROVED, scopes, f"cites {fact.name}, which is {report.status.value}")
+            return refuse(f"cites {fact.name}, which is {report.status.value}")
         statuses.append(report.status)
         if report.status is Status.PROVED_FOR_RANGE:
             scopes.append(report.scope)
-        lemma_hypotheses = hypotheses_of(fact)
-        for h in lemma_hypotheses:
-            ok, _route = prove_condition(h, ctx)
-            if not ok:
-                return _Citations(rewrites, Status.UNPROVED, scopes,
-                                  f"cites {fact.name}, whose hypothesis {sp.sstr(h)} is not shown to hold here")
-        identically = identically_in(fact, lemma_hypotheses)
-        # a free Derivative is taken at the current point: the lemma holds around it if the current
-        # admissible values of the variable form an open set (its hypotheses were shown to hold there)
-        around_here = frozenset(v for v in sp.sympify(fact.lhs).free_symbols | sp.sympify(fact.rhs).free_symbols
-                                if isinstance(v, sp.Symbol) and _open_in(v, ctx.hypotheses, ctx.domains))
-        rewrites.append((fact.lhs, fact.rhs, identically | around_here, identically))
-    return _Citations(rewrites, weakest(statuses), scopes, "")
+        if values:
+            lhs, rhs, failure = instantiate(fact, values, ctx)
+            if failure:
+                return refuse(f"cites an instance of {fact.name}: {failure}")
+            _obligations, failure = discharge([lhs, rhs], ctx, {})
+            if failure:
+                return refuse(f"cites an instance of {fact.name}: {failure}")
+        else:
+            lhs, rhs = fact.lhs, fact.rhs
+            lemma_hypotheses = hypotheses_of(fact)
+            for h in lemma_hypotheses:
+                ok, _route = prove_condition(h, ctx)
+                if not ok:
+                    return refuse(f"cites {fact.name}, whose hypothesis {sp.sstr(h)} is not shown to hold here")
+        if fact.relation != "=":
+            goal = _relation(lhs, fact.relation, rhs)
+            if goal is None:
+                return refuse(f"cites {fact.name}, whose statement is not a relation between numbers")
+            facts.append(_prepared(goal))
+        elif values:
+            rewrites.append((lhs, rhs, frozenset(), frozenset()))  # at this point only
+        else:
+            identically = identically_in(fact, lemma_hypotheses)
+            # a free Derivative is taken at the current point: the lemma holds around it if the current
+            # admissible values of the variable form an open set (its hypotheses were shown to hold there)
+            around_here = frozenset(v for v in sp.sympify(lhs).free_symbols | sp.sympify(rhs).free_symbols
+                                    if isinstance(v, sp.Symbol) and _open_in(v, ctx.hypotheses, ctx.domains))
+            rewrites.append((lhs, rhs, identically | around_here, identically))
+    return _Citations(rewrites, weakest(statuses), scopes, "", facts)
 
 
 def identically_in(lemma: "Result", hypotheses: Sequence[sp.Basic]) -> frozenset:
@@ -592,6 +715,8 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
         detail = consistency_text if consistency_text.startswith("refused") else f"refused: {consistency_text}"
         return _failed(result, start, detail, consistency_text)
 
+    if result.induction is not None:
+        return _by_induction(result, ctx, start, consistency_text)
     reports: list[StepReport] = []
     obligations: list[ObligationReport] = []
     scopes: list[str] = []
@@ -610,7 +735,8 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
                 break
             continue
         scopes += citations.scopes
-        link_ctx = replace(ctx, rewrites=list(ctx.rewrites) + citations.rewrites)
+        link_ctx = replace(ctx, rewrites=list(ctx.rewrites) + citations.rewrites,
+                           hypotheses=list(ctx.hypotheses) + citations.facts)
         for_each = step.for_each or result.for_each
         if for_each is not None:
             link, scope = _for_each(previous, step, link_ctx, for_each, cache)
@@ -641,6 +767,105 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
     scope = "symbolic"
     if status is Status.PROVED_FOR_RANGE:
         scope = "; ".join(dict.fromkeys(scopes)) or "a range"
+    unique = list({(o.condition, o.reason): o for o in obligations}.values())
+    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
+                        tuple(unique))
+
+
+def _lower_bound(h: sp.Basic, n: sp.Symbol) -> bool:
+    """Whether ``h`` is ``n >= c`` or ``n > c`` (either way round) for a constant ``c``: such a
+    hypothesis holds at ``n + 1`` whenever it holds at ``n``."""
+    if isinstance(h, sp.And):
+        return all(_lower_bound(a, n) for a in h.args)
+    if isinstance(h, (sp.GreaterThan, sp.StrictGreaterThan)):
+        big, small = h.lhs, h.rhs
+    elif isinstance(h, (sp.LessThan, sp.StrictLessThan)):
+        big, small = h.rhs, h.lhs
+    else:
+        return False
+    if small == n and big is sp.oo:  # n < oo, from an interval domain: true of every integer
+        return True
+    return big == n and not small.free_symbols
+
+
+def _next_value(e: sp.Basic, n: sp.Symbol) -> sp.Basic:
+    """``e`` at ``n + 1``, with ``x**(a + 1)`` written ``x**a * x`` for exponents containing ``n`` and
+    ``Sum(f, (j, lo, n + 1))`` split into ``Sum(f, (j, lo, n)) + f(n + 1)``, so that the statement at
+    ``n`` (the induction hypothesis) speaks of the same terms. Both rewrites are identities wherever
+    the terms are defined (the caller discharges the definedness of the result and of ``e`` at
+    ``n + 1``, and the split needs ``n >= lo - 1``, which the caller proves)."""
+    e = sp.sympify(e).subs(n, n + 1)
+    e = e.replace(lambda x: isinstance(x, sp.Pow) and x.exp.has(n), lambda x: sp.expand_power_exp(x))
+
+    def split(x: sp.Basic) -> sp.Basic:
+        (j, lo, hi), = x.limits
+        return sp.Sum(x.function, (j, lo, hi - 1)) + x.function.subs(j, hi)
+
+    return e.replace(lambda x: isinstance(x, sp.Sum) and len(x.limits) == 1 and x.limits[0][2] == n + 1
+                     and not x.limits[0][1].has(n), split)
+
+
+def _by_induction(result: "Result", ctx: decide.Context, start: float, consistency_text: str) -> ResultReport:
+    """Base case and step of an induction on ``result.induction.symbol`` (see ``Induction``)."""
+    n, base = result.induction.symbol, result.induction.base
+    t0 = time.perf_counter()
+
+    def refused(text: str) -> ResultReport:
+        return _failed(result, start, f"induction refused: {text}", consistency_text)
+
+    statement = [sp.sympify(result.lhs), sp.sympify(result.rhs)]
+    if not any(e.has(n) for e in statement):
+        return refused(f"the statement does not mention {n}")
+    if n in set().union(*[_bound_symbols(e) for e in statement]):
+        return refused(f"{n} is bound inside the statement")
+    if n.is_integer is not True:
+        return refused(f"{n} is not declared integer")
+    for h in ctx.hypotheses:
+        if h.has(n) and not _lower_bound(h, n):
+            return refused(f"the hypothesis {sp.sstr(h)} mentions {n} and is not a constant lower bound on it: "
+                           f"it need not hold at {n} + 1")
+    if not prove_condition(sp.Ge(n, base), ctx)[0]:
+        return refused(f"the hypotheses do not give {n} >= {base}: values below the base case would be claimed")
+    citations = cite(result, result.using, ctx)
+    if citations.failure:
+        return _failed(result, start, citations.failure, consistency_text)
+    for rewrite in citations.rewrites:
+        if rewrite[0].has(n) or rewrite[1].has(n):
+            return refused(f"the rewrite {sp.sstr(rewrite[0])} = {sp.sstr(rewrite[1])} mentions {n}: it is "
+                           "established at n, and the step needs it at n + 1")
+    link_ctx = replace(ctx, rewrites=list(ctx.rewrites) + citations.rewrites,
+                       hypotheses=list(ctx.hypotheses) + [f for f in citations.facts if not f.has(n)])
+    reports, obligations, scopes = [], [], list(citations.scopes)
+
+    base_ctx = _substituted(link_ctx, n, base)
+    if base_ctx is None:
+        return refused(f"the hypotheses exclude the base case {n} = {base}")
+    link = decide_link(statement[0].subs(n, base), result.relation, statement[1].subs(n, base), base_ctx, {})
+    obligations += link.obligations
+    reports.append(StepReport(1, f"base case {n} = {base}", result.relation, weakest([link.status, citations.status]),
+                              time.perf_counter() - t0, link.detail, link.route, link.disagreement))
+
+    t0 = time.perf_counter()
+    hypothesis = _relation(statement[0], result.relation, statement[1])
+    step_ctx = replace(link_ctx, hypotheses=list(link_ctx.hypotheses) + [sp.Ge(n, base), _prepared(hypothesis)])
+    at_next = [e.subs(n, n + 1) for e in statement]
+    _reports, failure = discharge(at_next, step_ctx, {})
+    sums_split = all(prove_condition(sp.Ge(n + 1, s.limits[0][1]), step_ctx)[0]
+                     for e in statement for s in sp.sympify(e).subs(n, n + 1).atoms(sp.Sum)
+                     if len(s.limits) == 1 and s.limits[0][2] == n + 1)
+    if failure:
+        link = _Link(Status.UNPROVED, failure)
+    elif not sums_split:
+        link = _Link(Status.UNPROVED, f"a sum up to {n} + 1 could not be split (its lower limit is not shown to be "
+                                      f"at most {n} + 1)")
+    else:
+        link = decide_link(_next_value(statement[0], n), result.relation, _next_value(statement[1], n), step_ctx, {})
+    obligations += link.obligations
+    reports.append(StepReport(2, f"inductive step {n} -> {n} + 1 (the statement at {n} assumed)", result.relation,
+                              weakest([link.status, citations.status]), time.perf_counter() - t0, link.detail,
+                              link.route, link.disagreement))
+    status = weakest(r.status for r in reports)
+    scope = ("; ".join(dict.fromkeys(scopes)) or "a range") if status is Status.PROVED_FOR_RANGE else "symbolic"
     unique = list({(o.condition, o.reason): o for o in obligations}.values())
     return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
                         tuple(unique))

@@ -134,3 +134,37 @@ class MatrixRank(_Rank):
         if rank is not None:
             return sp.Integer(rank)
         return sp.Min(rank_upper_bound(arg), RankAtPoint(sp.ImmutableMatrix(arg)))
+
+
+class SquareMatrix(sp.Function):
+    """The $n \\times n$ matrix with entry $(i, j)$ given by ``Lambda((i, j), entry)``, for a size that
+    may be symbolic. ``doit`` builds the explicit matrix once the size is a number. Of a symbolic size,
+    ``MatrixRank`` stays unevaluated; the kernel's idempotent rule may replace it by the trace."""
+
+    nargs = 2
+
+    @property
+    def size(self) -> sp.Basic:
+        return self.args[0]
+
+    @property
+    def entry(self) -> sp.Lambda:
+        return self.args[1]
+
+    @classmethod
+    def eval(cls, size, entry):
+        if not isinstance(entry, sp.Lambda) or len(entry.variables) != 2:
+            raise ValueError("SquareMatrix(size, Lambda((i, j), entry)): the entry is a Lambda of two indices")
+        return None
+
+    def doit(self, **hints):
+        size = self.size.doit(**hints) if hints.get("deep", True) else self.size
+        if size.is_Integer and size >= 0:
+            return sp.ImmutableMatrix(int(size), int(size), lambda a, b: self.entry(a + 1, b + 1))
+        return self.func(size, self.entry)
+
+    def _latex(self, printer, exp=None):
+        i, j = self.entry.variables
+        body = r"\left(%s\right)_{%s, %s = 1}^{%s}" % (printer._print(self.entry.expr), printer._print(i),
+                                                      printer._print(j), printer._print(self.size))
+        return body if exp is None else r"%s^{%s}" % (body, exp)

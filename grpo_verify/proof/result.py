@@ -44,6 +44,27 @@ class ForEach:
 
 
 @dataclass(frozen=True)
+class Induction:
+    """Prove a statement about an integer symbol for every value ``>= base`` by induction: the kernel
+    decides the base case (the statement at ``symbol = base``) and the step (the statement at
+    ``symbol + 1``, with the statement at ``symbol`` as a hypothesis). Every other hypothesis that
+    mentions the symbol must be a constant lower bound on it, and the hypotheses must give
+    ``symbol >= base``; otherwise the kernel refuses the induction."""
+
+    symbol: sp.Symbol
+    base: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.symbol, sp.Symbol) or self.symbol.is_integer is not True:
+            raise KernelError(f"induction runs over a symbol declared integer, not {self.symbol!r}")
+        if not isinstance(self.base, int) or isinstance(self.base, bool):
+            raise KernelError(f"the base case of an induction is a Python int, not {self.base!r}")
+
+    def describe(self) -> str:
+        return f"induction on {self.symbol} from {self.symbol} = {self.base}"
+
+
+@dataclass(frozen=True)
 class Assumption:
     """A hypothesis of a result; everything in it is rendered and used by the kernel.
 
@@ -110,8 +131,28 @@ def _validate_using(using: tuple, where: str) -> None:
         if isinstance(fact, tuple):
             raise KernelError(f"{where}: the rewrite pair {fact!r} would be an unchecked axiom; state it as an "
                               "Assumption(..., equation=(a, b)) of the result, or cite a proved Result")
-        if not isinstance(fact, (Assumption, Result)):
-            raise KernelError(f"{where}: using= takes Results and Assumptions, not {fact!r}")
+        if not isinstance(fact, (Assumption, Result, Instance)):
+            raise KernelError(f"{where}: using= takes Results, their instances and Assumptions, not {fact!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A result at given values of some of its free symbols, built by ``result.at({x: e, ...})``.
+
+    Cited in ``using=``, the kernel checks that the result is proved, that each value lies in its
+    symbol's declared domain and that the result's hypotheses hold at the values; the instance of
+    its statement then holds at the current point (an equation rewrites there, an inequality is a
+    hypothesis of the step), never inside a derivative."""
+
+    result: "Result"
+    values: tuple[tuple[sp.Symbol, sp.Basic], ...]
+
+    @property
+    def name(self) -> str:
+        return self.result.name
+
+    def describe(self) -> str:
+        return ", ".join(f"{sp.sstr(v)} = {sp.sstr(e)}" for v, e in self.values)
 
 
 @dataclass(frozen=True)
@@ -159,6 +200,7 @@ class Result:
     using: tuple[Union[Assumption, "Result"], ...] = ()
     for_each: ForEach | None = None
     fallback: ForEach | None = None
+    induction: Induction | None = None
     family: str = ""  # set by the catalogue from the derivation module
     _report: "ResultReport | None" = field(default=None, init=False, repr=False)
     defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
@@ -179,6 +221,12 @@ class Result:
         _validate_using(self.using, self.name)
         if self.steps and self.using:
             raise ValueError(f"{self.name}: with steps, list what each step uses in that step's using=")
+        if self.induction is not None:
+            if self.steps or self.for_each is not None or self.fallback is not None:
+                raise ValueError(f"{self.name}: a result by induction is decided directly (base case and step), "
+                                 "without steps, for_each or fallback")
+            if self.relation == "!=":
+                raise ValueError(f"{self.name}: a '!=' statement cannot be proved by induction")
         for a in self.assumptions:
             if not isinstance(a, Assumption):
                 raise KernelError(f"{self.name}: assumptions must be Assumption objects, not {a!r}")
@@ -186,7 +234,7 @@ class Result:
         self.__dict__["_frozen"] = True
 
     _STATEMENT = ("name", "doc", "lhs", "rhs", "relation", "assumptions", "steps", "rule", "why", "using", "for_each",
-                  "fallback")
+                  "fallback", "induction")
 
     def __setattr__(self, key: str, value) -> None:
         # the kernel caches its report: a statement changed after checking would keep a stale verdict
@@ -219,6 +267,19 @@ class Result:
         if self._report is None or refresh:
             self._report = kernel.check(self)
         return self._report
+
+    def at(self, values: dict) -> Instance:
+        """This result at ``values`` of some of its free symbols, to cite in ``using=``."""
+        pairs = []
+        for symbol, value in values.items():
+            if not isinstance(symbol, sp.Symbol):
+                raise KernelError(f"{self.name}: an instance gives values to symbols, not to {symbol!r}")
+            value = sp.sympify(value)
+            validate(value, f"{self.name}: the value of {symbol}")
+            pairs.append((symbol, value))
+        if not pairs:
+            raise KernelError(f"{self.name}: an instance needs at least one value; cite the result itself")
+        return Instance(self, tuple(pairs))
 
     def without(self, assumption: Assumption) -> "Result":
         """The same result with one assumption deleted (for the assumption-deletion test)."""
