@@ -25,7 +25,7 @@ slopes), so the function is differentiable there and SymPy's derivative formula 
 import sympy as sp
 
 from .notation import R, advantage, i, j, t
-from grpo_verify.proof import Assumption, Remark, Result, Step
+from grpo_verify.proof import Assumption, MinimumAt, Remark, Result, Step
 
 # -- symbols local to this family -----------------------------------------------------------------
 veps = sp.Symbol("varepsilon", positive=True)  # clip width (not the std stabiliser epsilon)
@@ -187,14 +187,16 @@ k3_is_strictly_convex_in_ratio = Result(
     steps=(Step(1 / x**2, "differentiation"), Step(sp.Integer(0), "sign", "$x > 0$.", relation=">"),),
 )
 
-k3_is_nonnegative = Remark(
+k3_is_nonnegative = Result(
     name="k3_is_nonnegative",
-    text="$k_3 = x - \\log x - 1 \\ge 0$ for every $x > 0$, with equality only at $x = 1$: by "
-         "k3_slope_in_ratio_is_one_minus_reciprocal the function decreases on $(0, 1]$ and increases on "
-         "$[1, \\infty)$, and by k3_vanishes_at_ratio_one its minimum value is 0 (equivalently "
-         "$\\log x \\le x - 1$). The kernel's procedures decide real arithmetic, not this transcendental "
-         "inequality, and it has no monotone-derivative rule yet, so the argument is stated here in prose; its "
-         "ingredients are the checked results above.",
+    doc="$k_3 = x - \\log x - 1 \\ge 0$ for every $x > 0$ (equivalently $\\log x \\le x - 1$): the k3 estimator "
+        "of the KL divergence is never negative.",
+    lhs=k3(x), rhs=sp.Integer(0), relation=">=",
+    minimum_at=MinimumAt(x, 1),
+    rule="mean value theorem about $x = 1$",
+    why="At $x = 1$ it is 0 (k3_vanishes_at_ratio_one); its slope $(x - 1)/x$ "
+        "(k3_slope_in_ratio_is_one_minus_reciprocal) has the sign of $x - 1$, so it falls on $(0, 1]$ and rises "
+        "on $[1, \\infty)$.",
 )
 
 k3_gradient_is_one_minus_ratio_times_score = Result(

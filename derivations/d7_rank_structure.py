@@ -21,9 +21,9 @@ for every correct and $\\bar g_W$ for every wrong rollout) $G = Z B$ with the $R
 indicator $Z$, so $\\operatorname{rank}(G) \\le 2$, $\\operatorname{rank}(\\operatorname{diag}(A) G) \\le 2$,
 and the centred $G$ has rank at most 1 (each centred row is a multiple of $\\bar g_C - \\bar g_W$, proved
 symbolically in $k$ and $R$; the factorisations are checked exactly for $R = 4$ and $R = 8$). The
-Roy-Vetterli effective rank of a rank-2 matrix lies in $[1, 2]$: the lower end is proved, the upper
-end rests on the strict concavity of the two-point entropy (proved) and one textbook calculus step
-(a Remark); it equals 2 only for equal singular values, and a concrete two-cluster instance with
+Roy-Vetterli effective rank of a rank-2 matrix lies in $[1, 2]$: $0 \\le H \\le \\log 2$ is proved (the upper
+end by the mean value theorem about $x = 1/2$, the slope's sign from $\\log t \\le t - 1$ of D2); it equals
+2 only for equal singular values, and a concrete two-cluster instance with
 distinct class directions has unequal singular values. $R = 2$ is trivially rank $\\le 2$.
 
 Against the paper: its "intrinsic rank-2 structure from the zero-sum constraint" is stronger than
@@ -36,9 +36,10 @@ Remark ``paper_rank_two_claim_scope``.
 from __future__ import annotations
 
 import sympy as sp
-from . import d4_zero_sum as d4  # the module, not its results: a family lists only the results it defines
+from . import d2_grpo_surrogate as d2  # modules, not their results: a family lists only the results it defines
+from . import d4_zero_sum as d4
 from .notation import R, advantage, i
-from grpo_verify.proof import Assumption, as_written, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, MinimumAt, Remark, Result, Step
 from grpo_verify.proof.matrices import MatrixRank, SquareMatrix, exact_rank  # noqa: F401 - exact_rank: tests
 
 
@@ -421,14 +422,58 @@ unequal_singular_values_give_effective_rank_below_two = Result(
     ),
 )
 
+BELOW_ONE = Assumption("$x < 1$", positive=1 - x)  # with x > 0 (its domain): x in (0, 1)
+
+log_odds_is_at_least_two_x_minus_one_over_x = Result(
+    name="log_odds_is_at_least_two_x_minus_one_over_x",
+    doc="$\\log x - \\log(1 - x) \\ge (2x - 1)/x$ on $(0, 1)$: $\\log t \\le t - 1$ at $t = (1 - x)/x$.",
+    lhs=sp.log(x) - sp.log(1 - x),
+    rhs=(2 * x - 1) / x,
+    relation=">=",
+    assumptions=(BELOW_ONE,),
+    steps=(
+        Step(-sp.log((1 - x) / x), "logarithm law", "Both arguments are positive."),
+        Step(1 - (1 - x) / x, "k3_is_nonnegative at $(1 - x)/x$", "$\\log t \\le t - 1$ for $t > 0$ (D2).",
+             relation=">=", using=(d2.k3_is_nonnegative.at({d2.x: (1 - x) / x}),)),
+        Step((2 * x - 1) / x, "arithmetic"),
+    ),
+)
+
+log_odds_is_at_most_two_x_minus_one_over_one_minus_x = Result(
+    name="log_odds_is_at_most_two_x_minus_one_over_one_minus_x",
+    doc="$\\log x - \\log(1 - x) \\le (2x - 1)/(1 - x)$ on $(0, 1)$: $\\log t \\le t - 1$ at $t = x/(1 - x)$.",
+    lhs=sp.log(x) - sp.log(1 - x),
+    rhs=(2 * x - 1) / (1 - x),
+    relation="<=",
+    assumptions=(BELOW_ONE,),
+    steps=(
+        Step(sp.log(x / (1 - x)), "logarithm law", "Both arguments are positive."),
+        Step(x / (1 - x) - 1, "k3_is_nonnegative at $x/(1 - x)$", "$\\log t \\le t - 1$ for $t > 0$ (D2).",
+             relation="<=", using=(d2.k3_is_nonnegative.at({d2.x: x / (1 - x)}),)),
+        Step((2 * x - 1) / (1 - x), "arithmetic"),
+    ),
+)
+
+two_point_entropy_is_at_most_log_two = Result(
+    name="two_point_entropy_is_at_most_log_two",
+    doc="$H(x, 1 - x) \\le \\log 2$ on $(0, 1)$, with the maximum at $x = 1/2$: the effective rank $e^{H}$ of a "
+        "rank-2 matrix is at most 2.",
+    lhs=two_point_entropy(x),
+    rhs=sp.log(2),
+    relation="<=",
+    assumptions=(BELOW_ONE,),
+    minimum_at=MinimumAt(x, sp.Rational(1, 2)),
+    using=(log_odds_is_at_least_two_x_minus_one_over_x, log_odds_is_at_most_two_x_minus_one_over_one_minus_x),
+    rule="mean value theorem about $x = 1/2$",
+    why="$\\log 2 - H$ is 0 at $1/2$ and its slope $\\log x - \\log(1 - x)$ has the sign of $x - 1/2$: at least "
+        "$(2x - 1)/x$ and at most $(2x - 1)/(1 - x)$ (the two results above).",
+)
+
 effective_rank_of_rank_two_matrix_at_most_two = Remark(
     "effective_rank_of_rank_two_matrix_at_most_two",
-    "Unchecked calculus step: a strictly concave differentiable function on $(0, 1)$ with $H'(1/2) = 0$ attains "
-    "its maximum only at $1/2$ (tangent-line inequality). With the checked facts above this gives "
-    "$0 \\le H(x, 1 - x) \\le \\log 2$, hence effective rank $e^{H} \\in [1, 2]$ for a rank-2 matrix, with "
-    "$e^{H} = 2$ exactly when the two singular values are equal. The kernel's procedures decide real "
-    "arithmetic, not the transcendental inequality $H(x) \\le \\log 2$ itself, and it has no rule yet for "
-    "concavity (the tangent-line inequality), so the step stays a remark.",
+    "With $0 \\le H(x, 1 - x) \\le \\log 2$ (both proved above) and $\\exp$ increasing, the effective rank "
+    "$e^{H}$ of a rank-2 matrix lies in $[1, 2]$, with $e^{H} = 2$ at equal singular values ($x = 1/2$). The "
+    "monotonicity of $\\exp$ is the one step not put to the kernel.",
 )
 
 # A two-cluster instance: R = 4, k = 2, gbar_C = (1, 0, 0), gbar_W = (1, 1, 0).

@@ -1,6 +1,6 @@
 """Plant each of the proof kernel's checks' bugs in a copy of the package and run the kernel tests.
 
-Every planted bug must make ``tests/test_kernel.py`` or ``tests/test_soundness.py`` fail; a plant that
+Every planted bug must make ``tests/test_kernel.py``, ``tests/test_soundness.py`` or ``tests/test_smt.py`` fail; a plant that
 leaves both green is a check no test pins. Run from the repository root (a minute or two):
 
     python experiments/kernel_planted_bugs.py            # every plant
@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # (file under grpo_verify/proof/, the line(s) as they are, the planted bug)
 PLANTS = [
  ("definedness.py", "    if exp.is_integer:\n        out.append(Obligation(sp.Ne(base, 0)", "    if exp.is_integer and False:\n        out.append(Obligation(sp.Ne(base, 0)"),
- ("kernel.py", "            ok, _route = prove_condition(h, ctx)\n            if not ok:", "            ok, _route = True, ''\n            if not ok:"),
+ ("kernel.py", "                ok, _route = prove_condition(h, ctx)\n                if not ok:", "                ok, _route = True, ''\n                if not ok:"),
  ("kernel.py", "    return all(strict(h) for h in hypotheses)", "    return True"),
  ("definedness.py", "    return sp.Or(sp.Ne(value, 0), sp.And(sp.Eq(value, 0), sp.Eq(slope, 0)))", "    return sp.Or(sp.Ne(value, 0), sp.Eq(value, 0))"),
- ("kernel.py", "    if consistent is False:\n        return _failed", "    if consistent is None:\n        return _failed"),
+ ("kernel.py", "    if consistent is False:\n        detail = ", "    if consistent is None:\n        detail = "),
  ("kernel.py", "    if not checked:\n        return _Link(Status.UNPROVED", "    if False:\n        return _Link(Status.UNPROVED"),
  ("decide.py", "    points = _gap_points(roots, lo, hi)", "    points = []"),
  ("result.py", "        if key in self._STATEMENT and self.__dict__.get(\"_frozen\"):", "        if False:"),
@@ -53,6 +53,9 @@ PLANTS = [
  ("kernel.py", "        if not prove_condition(at(h), ctx)[0]:", "        if False:"),
  ("kernel.py", "        if value.free_symbols & bound:", "        if False:"),
  ("kernel.py", "        if v.is_integer and value.is_integer is not True:", "        if False:"),
+ ("kernel.py", "        if h.has(x) and not _constant_bound(h, x):", "        if False:"),
+ ("kernel.py", "    if not all(prove_condition(h, link_ctx)[0] for h in at_point):", "    if False:"),
+ ("smt.py", "                                                         for b in limit)\n    return False", "                                                         for b in limit)\n    return True"),
  ("kernel.py", "            cache[key] = decide_link(square, \"=\", entry(a, b), here, {}).status is Status.PROVED", "            cache[key] = True"),
  ("kernel.py", "            local = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]", "            local = [sp.Ge(a, 1), sp.Ge(b, 1)]"),
 ]
@@ -76,7 +79,7 @@ def main(argv: list[str]) -> int:
             path.write_text(text.replace(old, new, 1))
             env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
             run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                                  "tests/test_kernel.py", "tests/test_soundness.py"], cwd=tree, env=env,
+                                  "tests/test_kernel.py", "tests/test_soundness.py", "tests/test_smt.py"], cwd=tree, env=env,
                                  capture_output=True, text=True)
             closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
             caught = run.returncode != 0

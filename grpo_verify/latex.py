@@ -111,6 +111,17 @@ def result_section(result: Result, report: ResultReport) -> str:
             lines.append(rf"\item {label} --- {_decided(step_report)}.")
         lines.append(r"\end{itemize}")
         return _close(lines, report)
+    if result.minimum_at is not None:  # two checks: the value at the point and the slope's sign
+        v, c = sp.latex(result.minimum_at.symbol), expression(sp.sympify(result.minimum_at.point))
+        why = f" {prose(result.why, where)}" if result.why else ""
+        lines.append(rf"\emph{{By the mean value theorem about ${v} = {c}$}}.{why}{_cited(links[0])}")
+        lines.append(r"\begin{itemize}")
+        for label, step_report in zip((rf"The difference of the two sides at ${v} = {c}$ is $\ge 0$",
+                                       rf"Its slope times $({v} - {c})$ is $\ge 0$ at every admissible ${v}$ "
+                                       "(an interval)"), report.steps):
+            lines.append(rf"\item {label} --- {_decided(step_report)}.")
+        lines.append(r"\end{itemize}")
+        return _close(lines, report)
     if not result.steps:  # decided in one link: the statement need not be printed twice
         step, step_report = links[0], report.steps[0]
         why = f" {prose(step.why, where)}" if step.why else ""

@@ -30,7 +30,7 @@ from typing import Callable
 import pytest
 import sympy as sp
 
-from grpo_verify.proof import Assumption, ForEach, Induction, Result, Status, Step, as_written
+from grpo_verify.proof import Assumption, ForEach, Induction, MinimumAt, Result, Status, Step, as_written
 
 Build = Callable[[], Result]
 
@@ -400,6 +400,10 @@ def inequality_does_not_pass_to_derivatives() -> Result:
 def instance_of_a_range_lemma() -> Result:
     ranged = claim(2**R, R**2, ">=", for_each=ForEach.range(R, 5, 8), name="two_pow_beats_square_checked")
     return _cite_instance(ranged, {R: k}, 2**k, k**2, ">=")
+
+
+def about(lhs, rhs, relation: str, symbol: sp.Symbol, point, *assumptions: Assumption) -> Result:
+    return claim(lhs, rhs, relation, *assumptions, minimum_at=MinimumAt(symbol, point))
 
 
 FALSE_CASES: list[tuple[str, Build]] = [
@@ -874,6 +878,29 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("instance-of_a_symbol_the_lemma_lacks", instance_of_a_symbol_the_lemma_lacks),  # y = 0: 0 > 0 fails
     ("instance-of_an_indexed_label", instance_of_an_indexed_label),  # x = -1
     ("instance-inequality_does_not_pass_to_derivatives", inequality_does_not_pass_to_derivatives),  # x = 0: 1 > 0
+    # -- the mean-value rule ---------------------------------------------------------------------
+    ("mvt-odd_power_about_zero", lambda: about(x**3, 0, ">=", x, 0)),  # x = -1
+    ("mvt-admissible_set_with_a_hole", lambda: about(
+        x + 1 / x - 2, 0, ">=", x, 1, cond(x > -1), cond(sp.Ne(x, 0)))),  # x = -1/2: -4.5; (-1, 0) u (0, oo)
+    ("mvt-point_outside_the_interval", lambda: about(
+        (x - 1)**2 - HALF, 0, ">=", x, 0, on(x, 1, 2))),  # x = 1: -1/2; the slope is >= 0 on [1, 2] only
+    ("mvt-value_at_the_point_negative", lambda: about(x**2 - 1, 0, ">=", x, 0)),  # x = 0
+    ("mvt-kink_at_the_point", lambda: about(-sp.Abs(x), -1, ">=", x, 0)),  # x = 2: -2 < -1
+    ("mvt-root_not_differentiable_at_the_end", lambda: about(
+        -sp.sqrt(x), -1, ">=", x, 0, cond(x >= 0))),  # x = 4: -2 < -1
+    ("mvt-jump_of_floor", lambda: about(sp.floor(x), 0, ">=", x, 0)),  # x = -1; SymPy's slope is 0
+    ("mvt-jump_of_sign", lambda: about(sp.sign(x), 0, ">=", x, 0)),  # x = -1; SymPy's slope is 2 DiracDelta
+    ("mvt-log_without_its_domain", lambda: about(sp.log(x), x - 1, "<=", x, 1)),  # x = -1: log undefined
+    ("mvt-log_of_a_number_below_one", lambda: about(
+        sp.log(1 - x), 0, ">=", x, 0, on(x, 0, 1, left_open=True, right_open=True))),  # x = 1/2: log(1/2) < 0
+    ("smt-opaque_log_is_not_signed_by_its_domain", lambda: claim(
+        sp.log(1 - x), 0, ">=", on(x, 0, 1, left_open=True, right_open=True))),  # x = 1/2
+    ("mvt-over_an_integer_symbol", lambda: claim(n**2, 1, ">=", minimum_at=MinimumAt(n, 1))),  # n = 0
+    ("mvt-point_depends_on_the_variable", lambda: claim(x, 0, ">=", minimum_at=MinimumAt(x, x))),  # x = -1
+    ("mvt-wrong_direction_relation", lambda: claim(x**2, 0, "<=", minimum_at=MinimumAt(x, 0))),  # x = 1
+    ("mvt-cited_fact_is_taken_along_the_interval", lambda: claim(
+        x**2 - 2 * x, 0, ">=", cond(x >= 0), minimum_at=MinimumAt(x, 0),
+        using=(claim(x, 0, ">=", cond(x >= 0), name="nonneg_x"),))),  # x = 1: -1
 ]
 
 RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
@@ -981,6 +1008,10 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
     ("instance-positive_symbol_at_a_positive_value", lambda: _cite_instance(
         lemma(as_written(lambda: sp.sqrt(yp**2)), yp), {yp: x**2 + 1}, sp.sqrt((x**2 + 1)**2), x**2 + 1, "="),
      Status.PROVED),
+    ("mvt-log_below_its_tangent", lambda: about(sp.log(xp), xp - 1, "<=", xp, 1), Status.PROVED),
+    ("mvt-k3_nonnegative", lambda: about(xp - sp.log(xp) - 1, 0, ">=", xp, 1), Status.PROVED),
+    ("mvt-quartic_above_its_tangent", lambda: about(x**4, 4 * x - 3, ">=", x, 1), Status.PROVED),
+    ("mvt-on_a_closed_interval", lambda: about(x**3 - 3 * x, -2, ">=", x, 1, on(x, 0, 3)), Status.PROVED),
     ("range-two_pow_at_least_twice", lambda: claim(2**R, 2 * R, ">=", for_each=ForEach.range(R, 2, 6)),
      Status.PROVED_FOR_RANGE),
     ("range-two_pow_beats_square_from_five", lambda: claim(2**R, R**2, ">", for_each=ForEach.range(R, 5, 8)),

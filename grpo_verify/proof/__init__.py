@@ -8,6 +8,7 @@ from grpo_verify.proof.result import (
     Assumption,
     ForEach,
     Induction,
+    MinimumAt,
     Result,
     ResultReport,
     Step,
@@ -15,5 +16,5 @@ from grpo_verify.proof.result import (
 )
 from grpo_verify.proof.status import Status
 
-__all__ = ["Assumption", "ForEach", "Induction", "KernelError", "MatrixRank", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport",
+__all__ = ["Assumption", "ForEach", "Induction", "MinimumAt", "KernelError", "MatrixRank", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport",
            "as_written", "computation"]

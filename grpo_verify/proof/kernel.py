@@ -596,7 +596,10 @@ def instantiate(lemma: "Result", values: dict, ctx: decide.Context) -> tuple[sp.
         if v.is_integer and value.is_integer is not True:
             return 0, 0, f"{sp.sstr(v)} is an integer in {lemma.name}, and {sp.sstr(value)} is not known to be one"
         if value.is_real is not True:
-            return 0, 0, f"{sp.sstr(value)} is not known to be real"
+            # built from real symbols, a value is real wherever it is defined (validate refuses I)
+            _reports, undefined = discharge([value], ctx, {})
+            if undefined or value.has(sp.I):
+                return 0, 0, f"{sp.sstr(value)} is not shown to be a defined real number here: {undefined}"
         for key, relation in _SIGN_CONDITIONS:
             if getattr(v, f"is_{key}") and not prove_condition(relation(value, 0), ctx)[0]:
                 return 0, 0, (f"{sp.sstr(v)} is declared {key} in {lemma.name}, and {sp.sstr(value)} is not shown "
@@ -717,6 +720,8 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
 
     if result.induction is not None:
         return _by_induction(result, ctx, start, consistency_text)
+    if result.minimum_at is not None:
+        return _by_minimum(result, ctx, start, consistency_text)
     reports: list[StepReport] = []
     obligations: list[ObligationReport] = []
     scopes: list[str] = []
@@ -866,6 +871,86 @@ def _by_induction(result: "Result", ctx: decide.Context, start: float, consisten
                               link.route, link.disagreement))
     status = weakest(r.status for r in reports)
     scope = ("; ".join(dict.fromkeys(scopes)) or "a range") if status is Status.PROVED_FOR_RANGE else "symbolic"
+    unique = list({(o.condition, o.reason): o for o in obligations}.values())
+    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
+                        tuple(unique))
+
+
+def _constant_bound(h: sp.Basic, x: sp.Symbol) -> bool:
+    """Whether ``h`` bounds ``x`` by constants only (``a x + b >= 0``, ``<``, ... with a nonzero number
+    ``a`` and ``b`` free of ``x``, or a conjunction of such; ``x < oo``): the values it admits form an
+    interval."""
+    if isinstance(h, sp.And):
+        return all(_constant_bound(a, x) for a in h.args)
+    if not isinstance(h, (sp.GreaterThan, sp.StrictGreaterThan, sp.LessThan, sp.StrictLessThan)):
+        return False
+    if sp.oo in (h.lhs, h.rhs) or -sp.oo in (h.lhs, h.rhs):
+        return (h.rhs if h.lhs == x else h.lhs if h.rhs == x else None) in (sp.oo, -sp.oo)
+    difference = sp.expand(h.lhs - h.rhs)
+    slope = difference.diff(x)
+    return (not slope.free_symbols and slope.is_number and slope != 0
+            and not sp.expand(difference - slope * x).has(x))
+
+
+def _by_minimum(result: "Result", ctx: decide.Context, start: float, consistency_text: str) -> ResultReport:
+    """The mean-value rule (see ``MinimumAt``): D(c) >= 0 and D'(y) (y - c) >= 0 on an interval give
+    D >= 0 there, since D(x) - D(c) = D'(xi) (x - c) with xi strictly between c and x."""
+    x, c = result.minimum_at.symbol, sp.sympify(result.minimum_at.point)
+
+    def refused(text: str) -> ResultReport:
+        return _failed(result, start, f"mean-value rule refused: {text}", consistency_text)
+
+    lhs, rhs = sp.sympify(result.lhs), sp.sympify(result.rhs)
+    if isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase):
+        return refused("the statement is about matrices")
+    difference = lhs - rhs if result.relation == ">=" else rhs - lhs
+    if not difference.has(x):
+        return refused(f"the statement does not depend on {x}")
+    if x in _bound_symbols(difference):
+        return refused(f"{x} is bound inside the statement")
+    for h in ctx.hypotheses:
+        if h.has(x) and not _constant_bound(h, x):
+            return refused(f"the hypothesis {sp.sstr(h)} is not a constant bound on {x}: its admissible values need "
+                           "not form an interval")
+    # cited facts hold at every admissible value, so at the point and along the interval (they join
+    # the hypotheses, which are taken at c and at y); cited equations are not moved to c or y
+    citations = cite(result, result.using, ctx)
+    if citations.failure:
+        return _failed(result, start, citations.failure, consistency_text)
+    link_ctx = replace(ctx, rewrites=list(ctx.rewrites) + citations.rewrites,
+                       hypotheses=list(ctx.hypotheses) + citations.facts)
+    reports, obligations = [], []
+
+    t0 = time.perf_counter()
+    for key, relation in _SIGN_CONDITIONS:
+        if getattr(x, f"is_{key}") and not prove_condition(relation(c, 0), link_ctx)[0]:
+            return refused(f"the point {sp.sstr(c)} is not shown to be {key} like {x}")
+    at_point = [h.subs(x, c) for h in link_ctx.hypotheses if h.has(x)]
+    if not all(prove_condition(h, link_ctx)[0] for h in at_point):
+        return refused(f"the point {x} = {sp.sstr(c)} is not shown to be admissible")
+    point_ctx = replace(link_ctx, hypotheses=[h for h in link_ctx.hypotheses if not h.has(x)] + at_point)
+    link = decide_link(difference.subs(x, c), ">=", sp.Integer(0), point_ctx, {})
+    obligations += link.obligations
+    reports.append(StepReport(1, f"the difference is >= 0 at {x} = {sp.sstr(c)}", ">=",
+                              weakest([link.status, citations.status]), time.perf_counter() - t0, link.detail,
+                              link.route, link.disagreement))
+
+    t0 = time.perf_counter()
+    y = sp.Dummy("y", **{k: True for k in ("real", "positive", "nonnegative", "negative", "nonpositive")
+                          if getattr(x, f"is_{k}")})
+    along = replace(link_ctx, hypotheses=[h.subs(x, y) for h in link_ctx.hypotheses],
+                    domains={(y if s == x else s): d for s, d in link_ctx.domains.items()})
+    # the slope's definedness obligations (differentiability at every admissible y) are discharged here
+    link = decide_link(sp.Derivative(difference.subs(x, y), y) * (y - c), ">=", sp.Integer(0), along, {})
+    obligations += link.obligations
+    reports.append(StepReport(2, f"the slope times ({x} - {sp.sstr(c)}) is >= 0 on the interval", ">=",
+                              weakest([link.status, citations.status]), time.perf_counter() - t0, link.detail,
+                              link.route, link.disagreement))
+    status = weakest(r.status for r in reports)
+    if status is Status.REFUTED and reports[1].status is Status.REFUTED and reports[0].status.passed:
+        status = Status.UNPROVED  # a slope of the wrong sign somewhere does not make the statement false
+    scope = ("; ".join(dict.fromkeys(citations.scopes)) or "a range") if status is Status.PROVED_FOR_RANGE \
+        else "symbolic"
     unique = list({(o.condition, o.reason): o for o in obligations}.values())
     return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
                         tuple(unique))

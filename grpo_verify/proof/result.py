@@ -65,6 +65,25 @@ class Induction:
 
 
 @dataclass(frozen=True)
+class MinimumAt:
+    """Prove ``lhs >= rhs`` (or ``<=``) in one real variable by the mean value theorem: the difference
+    ``D`` (larger side minus smaller) is ``>= 0`` at ``point``, and ``D'(y) (y - point) >= 0`` at every
+    admissible ``y`` (``D`` falls up to the point and rises after it). The kernel refuses unless the
+    admissible values of the variable form an interval (every hypothesis mentioning it is a constant
+    bound), the point is admissible, and ``D`` is differentiable at every admissible value."""
+
+    symbol: sp.Symbol
+    point: sp.Basic
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.symbol, sp.Symbol) or self.symbol.is_real is not True or self.symbol.is_integer:
+            raise KernelError(f"the mean-value rule runs over a real, non-integer symbol, not {self.symbol!r}")
+        validate(sp.sympify(self.point), "the point of a MinimumAt")
+        if sp.sympify(self.point).has(self.symbol):
+            raise KernelError("the point of a MinimumAt must not depend on its variable")
+
+
+@dataclass(frozen=True)
 class Assumption:
     """A hypothesis of a result; everything in it is rendered and used by the kernel.
 
@@ -201,6 +220,7 @@ class Result:
     for_each: ForEach | None = None
     fallback: ForEach | None = None
     induction: Induction | None = None
+    minimum_at: MinimumAt | None = None
     family: str = ""  # set by the catalogue from the derivation module
     _report: "ResultReport | None" = field(default=None, init=False, repr=False)
     defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
@@ -227,6 +247,12 @@ class Result:
                                  "without steps, for_each or fallback")
             if self.relation == "!=":
                 raise ValueError(f"{self.name}: a '!=' statement cannot be proved by induction")
+        if self.minimum_at is not None:
+            if self.steps or self.for_each is not None or self.fallback is not None or self.induction is not None:
+                raise ValueError(f"{self.name}: a result by the mean-value rule is decided directly, without steps, "
+                                 "for_each, fallback or induction")
+            if self.relation not in (">=", "<="):
+                raise ValueError(f"{self.name}: the mean-value rule proves '>=' or '<=', not {self.relation!r}")
         for a in self.assumptions:
             if not isinstance(a, Assumption):
                 raise KernelError(f"{self.name}: assumptions must be Assumption objects, not {a!r}")
@@ -234,7 +260,7 @@ class Result:
         self.__dict__["_frozen"] = True
 
     _STATEMENT = ("name", "doc", "lhs", "rhs", "relation", "assumptions", "steps", "rule", "why", "using", "for_each",
-                  "fallback", "induction")
+                  "fallback", "induction", "minimum_at")
 
     def __setattr__(self, key: str, value) -> None:
         # the kernel caches its report: a statement changed after checking would keep a stale verdict

@@ -8,7 +8,9 @@ assignment?" goes to z3, whose nlsat decides real arithmetic completely (given t
 
 Relaxations.  The translation is exact except where it *widens* the set of assignments:
   * a subterm outside the fragment (Sum, exp, log, f(x), pi, CRootOf, ...) is *abstracted*: each
-    distinct one is a fresh real variable, with the sign facts SymPy proves of it (exp(x) > 0);
+    distinct one is a fresh real variable, with the sign facts SymPy proves of it (exp(x) > 0); a
+    subterm SymPy does not know to be real is abstracted only if all its symbols are real (it is
+    then real wherever it is defined, under the kernel's definedness rules);
   * ``r[i]`` and ``r[j]`` with symbolic indices are distinct variables, though i may equal j;
   * assumptions other than real, integer and signs (even, prime, rational) are dropped;
   * in the first pass, integer symbols are reals.
@@ -217,13 +219,32 @@ class _Translation:
         return self.fresh["root", t, q]
 
     def _abstract(self, e: sp.Basic) -> z3.ArithRef:
-        """A subterm outside the fragment: a fresh variable (a relaxation)."""
-        if not isinstance(e, sp.Expr) or getattr(e, "is_Matrix", False) or e.is_real is not True:
+        """A subterm outside the fragment: a fresh variable (a relaxation). Its value must be real:
+        known so to SymPy, or built from real symbols only (``log(1 - y)`` with real ``y``), which the
+        kernel's definedness rules make real wherever the subterm is defined -- and ``entails`` speaks
+        only of points where every subterm is defined."""
+        if not isinstance(e, sp.Expr) or getattr(e, "is_Matrix", False) or e.is_real is False:
+            return self._unsupported(f"{e} is not known to be a real number")
+        if e.is_real is None and not _real_where_defined(e):
             return self._unsupported(f"{e} is not known to be a real number")
         if ("abstract", e) not in self.fresh:
             self.fresh["abstract", e] = self._new_atom(e)
             self.relaxed.append(f"abstracted {e}")
         return self.fresh["abstract", e]
+
+
+def _real_where_defined(e: sp.Basic) -> bool:
+    """Whether ``e`` is a real number at every point where it is defined as one: real symbols and
+    numbers combined by +, *, powers, logarithms, sums and products (``log(1 - y)`` for real ``y``;
+    not ``f(x)`` for a function not declared real, nor a closed ``(-1)**(1/3)``)."""
+    if e.is_real is True:
+        return True
+    if isinstance(e, (sp.Add, sp.Mul, sp.Pow, sp.log)):
+        return all(_real_where_defined(a) for a in e.args) and bool(e.free_symbols)
+    if isinstance(e, (sp.Sum, sp.Product)):
+        return _real_where_defined(e.function) and all(_real_where_defined(b) for limit in e.limits
+                                                         for b in limit)
+    return False
 
 
 # --- The exact check, in SymPy, of an assignment found by z3 -----------------------------------
