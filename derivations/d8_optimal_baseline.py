@@ -11,7 +11,7 @@ $b^* - E[r] = \\operatorname{Cov}(r, \\lVert g \\rVert^2)/E \\lVert g \\rVert^2$
 $\\operatorname{Cov}(r, \\lVert g \\rVert^2) = 0$. For a $K$-action softmax bandit $\\lVert g(a) \\rVert^2 = 1 - 2\\pi_a + S$,
 $S = \\sum_b \\pi_b^2$ (symbolic logits for $K = 3$; every $K$ from the score $e_a - \\pi$), $E \\lVert g \\rVert^2 = 1 - S$,
 $b^* = \\sum_a \\pi_a r_a (1 - 2\\pi_a + S)/(1 - S)$ and $b^* - E[r] = 2 (S \\sum_a \\pi_a r_a - \\sum_a \\pi_a^2 r_a)/(1 - S)$
-for every $K$; with $1 - S > 0$ (proved for $K = 3$, and $1 - S = \\sum_a \\pi_a (1 - \\pi_a)$ for every $K$) the mean
+for every $K$; with $1 - S = \\sum_a \\pi_a (1 - \\pi_a) > 0$ (proved for every $K$, each $\\pi_a$ in $(0, 1)$) the mean
 is optimal iff $\\sum_a \\pi_a^2 r_a = S \\sum_a \\pi_a r_a$, i.e. iff $\\operatorname{Cov}_{a \\sim \\pi}(r_a, \\pi_a) = 0$:
 true for uniform $\\pi$ or constant reward (proved), false for $\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$, where
 $b^* = 3/10 \\ne 1/2 = E[r]$ and the mean baseline has total variance larger by exactly $1/40$.
@@ -255,6 +255,24 @@ one_minus_S_is_positive_K3 = Result(
              using=(NORMALISED_K3,)),
         Step(2 * (p1 * p2 + p1 * p3 + p2 * p3), "expand"),
         Step(sp.Integer(0), "sign", "Every probability is positive.", relation=">"),
+    ),
+)
+
+EVERY_PROBABILITY_BELOW_ONE = Assumption(
+    "every $\\pi_a < 1$: a softmax policy over $K \\ge 2$ actions puts positive mass on every other action",
+    pi[a] < 1, for_all=(a, 1, K))
+one_minus_S_is_positive = Result(
+    name="one_minus_S_is_positive",
+    doc="$1 - S = 1 - \\sum_b \\pi_b^2 > 0$ for every $K$: each term of $\\sum_a \\pi_a (1 - \\pi_a)$ is positive.",
+    lhs=1 - S,
+    rhs=sp.Integer(0),
+    relation=">",
+    assumptions=(SOFTMAX, NORMALISED, EVERY_PROBABILITY_BELOW_ONE),
+    steps=(
+        Step(sp.Sum(pi[a] * (1 - pi[a]), (a, 1, K)), "one_minus_S_is_expected_complement",
+             using=(one_minus_S_is_expected_complement,)),
+        Step(sp.Integer(0), "a sum of positive terms", "$0 < \\pi_a < 1$ for every $a$, and $K \\ge 1$.",
+             relation=">"),
     ),
 )
 

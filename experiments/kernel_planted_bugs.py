@@ -56,6 +56,11 @@ PLANTS = [
  ("kernel.py", "        if h.has(x) and not _constant_bound(h, x):", "        if False:"),
  ("kernel.py", "    if not all(prove_condition(h, link_ctx)[0] for h in at_point):", "    if False:"),
  ("smt.py", "                                                         for b in limit)\n    return False", "                                                         for b in limit)\n    return True"),
+ ("kernel.py", "    if link.status is Status.REFUTED and ctx.quantified:", "    if False:"),
+ ("kernel.py", "    refutable = not ctx.quantified", "    refutable = True"),
+ ("kernel.py", "        instances.append(condition.xreplace({index: at[lo, hi]}))", "        pass"),
+ ("kernel.py", "                if q not in ctx.quantified:", "                if False:"),
+ ("kernel.py", "        if prove_condition(sp.Ge(lo, qlo), ctx)[0] and prove_condition(sp.Le(hi, qhi), ctx)[0]:", "        if True:"),
  ("kernel.py", "            cache[key] = decide_link(square, \"=\", entry(a, b), here, {}).status is Status.PROVED", "            cache[key] = True"),
  ("kernel.py", "            local = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]", "            local = [sp.Ge(a, 1), sp.Ge(b, 1)]"),
 ]

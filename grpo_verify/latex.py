@@ -145,7 +145,11 @@ def result_section(result: Result, report: ResultReport) -> str:
 def _formal(a) -> str:
     """What an assumption says to the kernel, in maths (the prose may paraphrase it)."""
     parts = []
-    if a.condition is not None:
+    if a.condition is not None and a.for_all is not None:
+        index, lo, hi = a.for_all
+        parts.append(rf"{expression(a.condition)} \text{{ for every }} {sp.latex(index)} = {expression(sp.sympify(lo))}, "
+                     rf"\dots, {expression(sp.sympify(hi))}")
+    elif a.condition is not None:
         parts.append(expression(a.condition))
     if a.domain is not None:
         parts.append(rf"{sp.latex(a.domain[0])} \in {sp.latex(a.domain[1])}")

@@ -406,6 +406,16 @@ def about(lhs, rhs, relation: str, symbol: sp.Symbol, point, *assumptions: Assum
     return claim(lhs, rhs, relation, *assumptions, minimum_at=MinimumAt(symbol, point))
 
 
+def every(condition: sp.Basic, index: sp.Symbol, lo, hi) -> Assumption:
+    return Assumption(f"{condition} for every {index} in {lo}..{hi}", condition, for_all=(index, lo, hi))
+
+
+def cite_sum_lemma(lemma_assumption: Assumption, *assumptions: Assumption) -> Result:
+    positive_sum = claim(sp.Sum(r[i], (i, 1, R)), 0, ">", lemma_assumption, name="positive_entries_sum")
+    return claim(sp.Sum(r[i], (i, 1, R)) + 1, 1, ">", *assumptions,
+                 steps=(Step(sp.Integer(1), "the lemma", "planted", relation=">", using=(positive_sum,)),))
+
+
 FALSE_CASES: list[tuple[str, Build]] = [
     # -- 1. partial functions and definedness -----------------------------------------------------
     ("partial-x_over_x", lambda: claim(unevaluated_quotient(x, x), 1)),  # x = 0: 0/0
@@ -901,6 +911,21 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("mvt-cited_fact_is_taken_along_the_interval", lambda: claim(
         x**2 - 2 * x, 0, ">=", cond(x >= 0), minimum_at=MinimumAt(x, 0),
         using=(claim(x, 0, ">=", cond(x >= 0), name="nonneg_x"),))),  # x = 1: -1
+    # -- hypotheses for every index of a range ---------------------------------------------------
+    ("forall-range_misses_the_last_term", lambda: claim(
+        sp.Sum(r[i], (i, 1, R)), 0, ">", every(r[i] > 0, i, 1, R - 1))),  # r_R = -10, the others 1
+    ("forall-is_not_a_fact_about_a_free_index", lambda: claim(
+        r[i], 0, ">", every(r[i] > 0, i, 1, R))),  # the free i = R + 1, r_(R+1) = -1
+    ("forall-contradictory_at_every_index", lambda: claim(
+        sp.Sum(r[i], (i, 1, R)), 0, ">", every(r[i] > 1, i, 1, R), every(r[i] < 0, i, 1, R))),  # no such r
+    ("forall-strict_sum_over_a_possibly_empty_range", lambda: claim(
+        sp.Sum(r[i], (i, 1, R - 1)), 0, ">", every(r[i] > 0, i, 1, R))),  # R = 1: the empty sum is 0
+    ("forall-cited_without_the_hypothesis", lambda: cite_sum_lemma(every(r[i] > 0, i, 1, R))),  # r = -1
+    ("forall-cited_with_a_smaller_range", lambda: cite_sum_lemma(
+        every(r[i] > 0, i, 1, R), every(r[i] > 0, i, 1, R - 1))),  # r_R = -10
+    ("forall-induction_over_the_range_end", lambda: claim(
+        sp.Sum(r[i], (i, 1, nn)), 0, ">=", every(r[i] >= 0, i, 1, nn - 1), induction=Induction(nn, 0))),
+    # ^ n = 1: r_1 = -1 (the hypothesis covers no index)
 ]
 
 RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
@@ -1012,6 +1037,12 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
     ("mvt-k3_nonnegative", lambda: about(xp - sp.log(xp) - 1, 0, ">=", xp, 1), Status.PROVED),
     ("mvt-quartic_above_its_tangent", lambda: about(x**4, 4 * x - 3, ">=", x, 1), Status.PROVED),
     ("mvt-on_a_closed_interval", lambda: about(x**3 - 3 * x, -2, ">=", x, 1, on(x, 0, 3)), Status.PROVED),
+    ("forall-sum_of_positive_entries", lambda: claim(
+        sp.Sum(r[i], (i, 1, R)), 0, ">", every(r[i] > 0, i, 1, R)), Status.PROVED),
+    ("forall-sum_over_a_sub_range", lambda: claim(
+        sp.Sum(r[i], (i, 2, R)), 0, ">=", every(r[i] >= 0, i, 1, R)), Status.PROVED),
+    ("forall-cited_with_the_same_hypothesis", lambda: cite_sum_lemma(
+        every(r[i] > 0, i, 1, R), every(r[j] > 0, j, 1, R)), Status.PROVED),
     ("range-two_pow_at_least_twice", lambda: claim(2**R, 2 * R, ">=", for_each=ForEach.range(R, 2, 6)),
      Status.PROVED_FOR_RANGE),
     ("range-two_pow_beats_square_from_five", lambda: claim(2**R, R**2, ">", for_each=ForEach.range(R, 5, 8)),

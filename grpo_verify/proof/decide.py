@@ -42,6 +42,9 @@ class Context:
     domains: dict[sp.Symbol, sp.Set] = field(default_factory=dict)
     rewrites: list[tuple[sp.Basic, sp.Basic]] = field(default_factory=list)
     obligations: list[sp.Basic] = field(default_factory=list)  # definedness conditions of the link's sides
+    # hypotheses for every integer in a range: (index, lo, hi, formula in the index), used only by the
+    # sum rule at a sum's bound index whose range lies inside (never as plain hypotheses)
+    quantified: list[tuple[sp.Symbol, sp.Basic, sp.Basic, sp.Basic]] = field(default_factory=list)
 
     def positive_atoms(self) -> dict[sp.Basic, sp.Dummy]:
         """Compound expressions the hypotheses declare > 0 (or >= 0), as atoms for SymPy's assumptions."""

@@ -102,8 +102,10 @@ class ResultReport:
 # -- the context of a result -------------------------------------------------------------------
 
 def assumption_formulas(a: "Assumption") -> list[sp.Basic]:
-    """The booleans an assumption contributes."""
+    """The booleans an assumption contributes (none for a ``for_all`` one: see ``quantified_of``)."""
     out = []
+    if a.for_all is not None:
+        return out
     if a.condition is not None:
         out.append(sp.sympify(a.condition))
     if a.domain is not None:
@@ -130,6 +132,38 @@ def hypotheses_of(result: "Result") -> list[sp.Basic]:
     return list(dict.fromkeys(hyps))
 
 
+def quantified_of(result: "Result") -> list[tuple[sp.Symbol, sp.Basic, sp.Basic, sp.Basic]]:
+    """The result's hypotheses for every integer of a range, as (index, lo, hi, condition), each with
+    the index renamed to one canonical dummy (so that equal hypotheses compare equal)."""
+    out = []
+    for a in result.assumptions:
+        if a.for_all is not None:
+            index, lo, hi = a.for_all
+            condition = sp.sympify(a.condition)
+            for o in definedness.obligations(condition):  # a hypothesis about 1/x_a presupposes x_a != 0
+                if not o.local:
+                    out.append(_canonical_quantified(index, sp.sympify(lo), sp.sympify(hi), o.condition))
+            out.append(_canonical_quantified(index, sp.sympify(lo), sp.sympify(hi), condition))
+    return list(dict.fromkeys(out))
+
+
+_QUANTIFIED_INDEX = sp.Dummy("q", integer=True)
+
+
+def _canonical_quantified(index, lo, hi, condition) -> tuple:
+    return (_QUANTIFIED_INDEX, lo, hi, _prepared(condition.xreplace({index: _QUANTIFIED_INDEX})))
+
+
+def _quantified_instances(ctx: decide.Context, j: sp.Symbol, lo: sp.Basic, hi: sp.Basic) -> list[sp.Basic]:
+    """The quantified hypotheses at the integer ``j`` of ``lo..hi``, for those whose range is shown to
+    contain ``lo..hi``."""
+    out = []
+    for index, qlo, qhi, condition in ctx.quantified:
+        if prove_condition(sp.Ge(lo, qlo), ctx)[0] and prove_condition(sp.Le(hi, qhi), ctx)[0]:
+            out.append(condition.xreplace({index: j}))
+    return out
+
+
 def symbol_domains(result: "Result") -> list[tuple[sp.Basic, str]]:
     """Every symbol, indexed family and function the result mentions, with the domain the kernel
     uses for it (SymPy's assumptions on it): these are hypotheses as much as the stated ones."""
@@ -137,6 +171,9 @@ def symbol_domains(result: "Result") -> list[tuple[sp.Basic, str]]:
 
     exprs = [result.lhs, result.rhs, *(s.expr for s in result.steps)]
     for a in result.assumptions:
+        if a.for_all is not None:  # its index is bound: written as a sum over the range, for the scan
+            exprs.append(sp.Sum(sp.Piecewise((1, a.condition), (0, True)), tuple(a.for_all)))
+            continue
         exprs += [e for e in (a.condition, a.positive, *(a.equation or ())) if e is not None]
         if a.domain is not None:
             exprs.append(a.domain[0])
@@ -174,7 +211,8 @@ def context_of(result: "Result") -> decide.Context:
     hyps = hypotheses_of(result)
     domains = {a.domain[0]: a.domain[1] for a in result.assumptions if a.domain is not None}
     # equation assumptions are hypotheses everywhere, but rewrite only in the steps that cite them
-    return decide.Context(hypotheses=[_prepared(h) for h in hyps], domains=domains, rewrites=[])
+    return decide.Context(hypotheses=[_prepared(h) for h in hyps], domains=domains, rewrites=[],
+                          quantified=quantified_of(result))
 
 
 def _prepared(h: sp.Basic) -> sp.Basic:
@@ -282,7 +320,8 @@ def sum_sign(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
         j, lo, hi = total.limits[0]
         here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if j not in h.free_symbols])
         body = total.function
-        if not prove_condition(sp.Gt(body, 0) if strict else sp.Ge(body, 0), here, (sp.Ge(j, lo), sp.Le(j, hi)))[0]:
+        local = (sp.Ge(j, lo), sp.Le(j, hi), *_quantified_instances(here, j, lo, hi))
+        if not prove_condition(sp.Gt(body, 0) if strict else sp.Ge(body, 0), here, local)[0]:
             return ""
         nonempty = nonempty or (strict and prove_condition(sp.Ge(hi, lo), ctx)[0])
     if strict and not nonempty:
@@ -482,6 +521,19 @@ def smooth_by_rewriting(o: definedness.Obligation, ctx: decide.Context) -> tuple
 
 def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.Context,
                 cache: dict) -> _Link:
+    """``previous <relation> expr`` decided under ``ctx``: proved, refuted (an exact counterexample) or
+    unproved. The counterexample searches check the plain hypotheses only: with hypotheses for every
+    index of a range, a refutation is not trusted and the link is left unproved."""
+    link = _decide_link(previous, relation, expr, ctx, cache)
+    if link.status is Status.REFUTED and ctx.quantified:
+        return replace(link, status=Status.UNPROVED, route="",
+                       detail=f"not refuted: the candidate counterexample ({link.detail}) is not checked against "
+                              "the hypotheses for every index")
+    return link
+
+
+def _decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.Context,
+                 cache: dict) -> _Link:
     obligations, failure = discharge([previous, expr], ctx, cache)
     if failure:
         return _Link(Status.UNPROVED, failure, obligations=obligations)
@@ -499,17 +551,22 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
     conditions = [o.condition for e in (previous, expr) for o in definedness.obligations(e) if not o.local]
     ctx = replace(ctx, obligations=conditions)
     a, b = resolve_piecewise(a, ctx), resolve_piecewise(b, ctx)
-    early = decide.find_counterexample(a, relation, b, ctx, tries=2, seed=1)
+    # the searches for counterexamples do not see hypotheses for every index: with such hypotheses
+    # nothing is refuted here (decide_link would not trust it) and the rules are still tried
+    refutable = not ctx.quantified
+    early = decide.find_counterexample(a, relation, b, ctx, tries=2, seed=1) if refutable else None
     if early:
         return _Link(Status.REFUTED, early, "exact evaluation", obligations=obligations)
 
     sym = sympy_route(a, relation, b, ctx)
+    if sym.verdict is False and not refutable:
+        sym = decide.Outcome(None, sym.detail)
 
     z3_verdict, z3_detail = None, ""
     goal = _relation(a, relation, b)
     if smt is not None and goal is not None:
         outcome = smt.entails(list(ctx.hypotheses) + conditions, goal, timeout_ms=SMT_TIMEOUT_MS)
-        z3_verdict = {smt.Verdict.HOLDS: True, smt.Verdict.FAILS: False}.get(outcome.verdict)
+        z3_verdict = {smt.Verdict.HOLDS: True, smt.Verdict.FAILS: False if refutable else None}.get(outcome.verdict)
         z3_detail = outcome.detail
 
     if sym.verdict is not None and z3_verdict is not None and sym.verdict != z3_verdict:
@@ -533,7 +590,7 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
     if z3_verdict is False:
         return _Link(Status.REFUTED, f"z3 counterexample, checked exactly: {z3_detail}", "z3",
                      obligations=obligations)
-    counter = decide.find_counterexample(a, relation, b, ctx)
+    counter = decide.find_counterexample(a, relation, b, ctx) if refutable else None
     if counter:
         return _Link(Status.REFUTED, counter, "exact evaluation", obligations=obligations)
     return _Link(Status.UNPROVED, "no exact procedure decided this link and no counterexample was found",
@@ -645,6 +702,9 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
         statuses.append(report.status)
         if report.status is Status.PROVED_FOR_RANGE:
             scopes.append(report.scope)
+        if values and quantified_of(fact):
+            return refuse(f"cites an instance of {fact.name}, which has hypotheses for every index: cite it "
+                          "without values")
         if values:
             lhs, rhs, failure = instantiate(fact, values, ctx)
             if failure:
@@ -655,6 +715,10 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
         else:
             lhs, rhs = fact.lhs, fact.rhs
             lemma_hypotheses = hypotheses_of(fact)
+            for q in quantified_of(fact):
+                if q not in ctx.quantified:
+                    return refuse(f"cites {fact.name}, whose hypothesis {sp.sstr(q[3])} for every index in "
+                                  f"{sp.sstr(q[1])}..{sp.sstr(q[2])} is not one of this result's")
             for h in lemma_hypotheses:
                 ok, _route = prove_condition(h, ctx)
                 if not ok:
@@ -713,7 +777,19 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
         return _failed(result, start, "vacuous: both sides were identical as built (SymPy decided the claim "
                                       "while it was written); build them with as_written")
     ctx = context_of(result)
-    consistent, consistency_text = consistency(ctx.hypotheses, ctx)
+    # a quantified hypothesis joins the consistency check at one fresh index of its range (a necessary
+    # condition: the check can only miss a contradiction, which then leaves the set undetermined)
+    instances, at = [], {}
+    for index, lo, hi, condition in ctx.quantified:  # one index per range, shared by its hypotheses
+        if (lo, hi) not in at:
+            at[lo, hi] = t = sp.Dummy("t", integer=True)
+            instances += [sp.Ge(t, lo), sp.Le(t, hi)]
+        instances.append(condition.xreplace({index: at[lo, hi]}))
+    consistent, consistency_text = consistency(list(ctx.hypotheses) + instances, ctx)
+    if consistent is True and instances:
+        consistent, consistency_text = None, ("not contradictory as far as the kernel can see: z3 finds the "
+                                              "assumptions satisfiable with each hypothesis for every index taken "
+                                              "at one index")
     if consistent is False:
         detail = consistency_text if consistency_text.startswith("refused") else f"refused: {consistency_text}"
         return _failed(result, start, detail, consistency_text)
@@ -825,6 +901,8 @@ def _by_induction(result: "Result", ctx: decide.Context, start: float, consisten
         return refused(f"{n} is bound inside the statement")
     if n.is_integer is not True:
         return refused(f"{n} is not declared integer")
+    if any(q[1].has(n) or q[2].has(n) or q[3].has(n) for q in ctx.quantified):
+        return refused(f"a hypothesis for every index mentions {n}")
     for h in ctx.hypotheses:
         if h.has(n) and not _lower_bound(h, n):
             return refused(f"the hypothesis {sp.sstr(h)} mentions {n} and is not a constant lower bound on it: "
@@ -908,6 +986,8 @@ def _by_minimum(result: "Result", ctx: decide.Context, start: float, consistency
         return refused(f"the statement does not depend on {x}")
     if x in _bound_symbols(difference):
         return refused(f"{x} is bound inside the statement")
+    if any(q[1].has(x) or q[2].has(x) or q[3].has(x) for q in ctx.quantified):
+        return refused(f"a hypothesis for every index mentions {x}")
     for h in ctx.hypotheses:
         if h.has(x) and not _constant_bound(h, x):
             return refused(f"the hypothesis {sp.sstr(h)} is not a constant bound on {x}: its admissible values need "
@@ -994,7 +1074,9 @@ def _substituted(ctx: decide.Context, symbol: sp.Symbol, value: int) -> decide.C
         if new is not sp.true:
             hyps.append(new)
     return decide.Context(hypotheses=hyps, domains={s: d for s, d in ctx.domains.items() if s != symbol},
-                          rewrites=[(r[0].subs(symbol, v), r[1].subs(symbol, v), *r[2:]) for r in ctx.rewrites])
+                          rewrites=[(r[0].subs(symbol, v), r[1].subs(symbol, v), *r[2:]) for r in ctx.rewrites],
+                          quantified=[(q[0], q[1].subs(symbol, v), q[2].subs(symbol, v), q[3].subs(symbol, v))
+                                      for q in ctx.quantified])
 
 
 def _implies(established: str | None, stated: str) -> bool:

@@ -106,9 +106,21 @@ class Assumption:
     # the equation holds for every value of these variables (an identity in them, e.g. a
     # normalisation for every theta): only then may it rewrite inside a derivative in them
     for_every: tuple[sp.Symbol, ...] = ()
+    # the condition holds for every integer value of the index in lo..hi: (index, lo, hi)
+    for_all: tuple[sp.Symbol, sp.Basic, sp.Basic] | None = None
 
     def __post_init__(self) -> None:
         where = f"assumption {self.text!r}"
+        if self.for_all is not None:
+            if len(self.for_all) != 3 or not isinstance(self.for_all[0], sp.Symbol) \
+                    or self.for_all[0].is_integer is not True:
+                raise KernelError(f"{where}: for_all is (index, lo, hi) with an index symbol declared integer")
+            if self.condition is None or any(x is not None for x in (self.domain, self.positive, self.equation)):
+                raise KernelError(f"{where}: a for_all assumption states one condition in its index, nothing else")
+            for end in self.for_all[1:]:
+                validate(sp.sympify(end), where)
+                if sp.sympify(end).has(self.for_all[0]):
+                    raise KernelError(f"{where}: the range of a for_all must not mention its index")
         for e in (self.condition, self.positive, *(self.equation or ())):
             if e is not None:
                 validate(e, where)
@@ -136,7 +148,7 @@ class Assumption:
     def as_context(self) -> "Assumption":
         """The same assumption marked as context, for a result whose proof does not need it."""
         return Assumption(self.text, self.condition, self.domain, self.positive, self.equation, context=True,
-                          for_every=self.for_every)
+                          for_every=self.for_every, for_all=self.for_all)
 
     def __hash__(self) -> int:
         return id(self)
