@@ -13,16 +13,16 @@ rewards, and even with an outcome-only reward and a constant critic when $\lambd
 $R \times T_{max}$ token-advantage matrix with entries $A_i m_{i,t}$ is not rank one once completions
 have different lengths: its rank is the number of distinct lengths among rollouts with nonzero
 advantage (1 when those lengths are equal, 0 when every advantage vanishes). The prefix-indicator
-rows of distinct lengths are independent (checked for $T = 1..12$, the matrix size must be
-concrete), and exact ranks are computed for $R = 4$ instances; the general rank statement is proved
+rows of distinct lengths are independent for every $T$ (a triangular matrix with unit diagonal), and
+exact ranks are computed for $R = 4$ instances; the general rank statement is proved
 in a Remark from these two facts.
 """
 
 import sympy as sp
 
 from .notation import R, advantage, eps, i, r, sample_std, t
-from grpo_verify.proof import Assumption, ForEach, Remark, Result
-from grpo_verify.proof.matrices import MatrixRank
+from grpo_verify.proof import Assumption, Remark, Result
+from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
 
 # -- symbols local to this family -----------------------------------------------------------------
 u = sp.Symbol("u", integer=True, positive=True)  # position summed over in a return-to-go
@@ -38,20 +38,9 @@ V = sp.IndexedBase("V", real=True)  # V[u]: critic value before token u; V[T + 1
 sequence_advantage = advantage(i, sample_std())  # A_i = (r_i - rbar)/(s + eps)
 
 
-class PrefixIndicators(sp.Function):
-    """The T x T matrix whose row l is the completion mask of a rollout of length l (ones up to l)."""
-
-    nargs = 1
-
-    def doit(self, **hints):
-        size = self.args[0]
-        if size.is_Integer:
-            return sp.ImmutableMatrix(int(size), int(size), lambda row, col: 1 if col <= row else 0)
-        return self
-
-    def _latex(self, printer, exp=None):
-        body = r"P_{%s}" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
+_row, _col = sp.symbols("l u", integer=True, positive=True)
+# P_T: row l is the completion mask of a rollout of length l (ones in positions u <= l)
+PREFIX_INDICATORS = SquareMatrix(T, sp.Lambda((_row, _col), sp.Piecewise((1, _col <= _row), (0, True))))
 
 
 VALID = Assumption("$t$ is a valid position, $1 \\le t \\le T_i = |o_i|$, written $T_i = t + n$ with $n \\ge 0$",
@@ -204,12 +193,11 @@ gae_token_advantages_differ_under_per_step_rewards = Result(
 prefix_indicator_rows_of_distinct_lengths_are_independent = Result(
     name="prefix_indicator_rows_of_distinct_lengths_are_independent",
     doc="The completion masks of lengths $1, \\dots, T$ (rows of the lower-triangular all-ones matrix $P_T$) "
-        "are linearly independent: $\\operatorname{rank}(P_T) = T$, checked exactly for $T = 1..12$ "
-        "(a matrix needs a concrete size).",
-    lhs=MatrixRank(PrefixIndicators(T)),
+        "are linearly independent: $\\operatorname{rank}(P_T) = T$ for every $T$.",
+    lhs=MatrixRank(PREFIX_INDICATORS),
     rhs=T,
-    rule="exact rank", why="$P_T$ is triangular with unit diagonal.",
-    for_each=ForEach.range(T, 1, 12),
+    rule="the rank of a triangular matrix with a nonzero diagonal",
+    why="$P_T$ is lower triangular (entry $(l, u)$ is 0 for $u > l$) with unit diagonal, so $\\det P_T = 1$.",
 )
 
 
@@ -279,10 +267,4 @@ token_advantage_matrix_rank_is_number_of_distinct_active_lengths = Remark(
          "same length and 0 when all advantages vanish; the 'rank one' picture of outcome-reward credit "
          "assignment holds only for equal lengths. The four $R = 4$ results above check the statement "
          "exactly on instances.",
-)
-
-why_prefix_rank_holds_for_a_range_of_T = Remark(
-    "why_prefix_rank_holds_for_a_range_of_T",
-    "$\\operatorname{rank}(P_T) = T$ is computed exactly for each $T = 1..12$: a matrix of symbolic size has no "
-    "explicit entries, and the kernel has no rule for the determinant of a triangular matrix of symbolic size.",
 )

@@ -948,6 +948,12 @@ RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
         MatrixRank(SquareMatrix(R, sp.Lambda((i, j), x * sp.KroneckerDelta(i, j)))), x * R)),  # x = 2: R, not 2R
     ("rank-trace_of_an_over_centred_matrix", lambda: claim(
         MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 2 / R))), R - 2)),  # R = 2: rank 2
+    ("rank-triangular_with_a_zero_on_the_diagonal", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((1, j < i), (0, True))))), R)),  # rank R - 1
+    ("rank-not_triangular", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Integer(1)))), R)),  # all ones: rank 1 (R = 2)
+    ("rank-triangular_diagonal_may_vanish", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((x, sp.Eq(i, j)), (0, True))))), R)),  # x = 0
     ("rank-centring_matrix_rank_minus_two", lambda: claim(
         MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / R))), R - 2)),  # it is R - 1
 ]
@@ -1052,6 +1058,11 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
 RANK_TRUE_CASES: list[tuple[str, Build, Status]] = [
     ("rank-rational_rank_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 2], [2, 4]])), 1), Status.PROVED),
     ("rank-identity", lambda: claim(MatrixRank(sp.ImmutableMatrix(sp.eye(3))), 3), Status.PROVED),
+    ("rank-lower_triangular_ones_of_every_size", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((1, j <= i), (0, True))))), R), Status.PROVED),
+    ("rank-upper_triangular_of_every_size", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((i + j, j >= i), (0, True))))), R),
+     Status.PROVED),
     ("rank-centring_matrix_of_every_size", lambda: claim(
         MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / R))), R - 1), Status.PROVED),
     ("rank-averaging_matrix_of_every_size", lambda: claim(

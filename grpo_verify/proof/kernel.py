@@ -47,7 +47,7 @@ TRUSTED_BASE = ("the kernel (grpo_verify.proof: kernel, definedness, decide, smt
                 "derivations define (the expectation E in D5 and D8 applies linearity only; computation() "
                 "enumerations); and the textbook facts behind the kernel's rules: induction over the integers, "
                 "the monotonicity of x^n on [0, oo), a sum of non-negative terms is non-negative, the rank of an "
-                "idempotent matrix is its trace")
+                "idempotent matrix is its trace, a triangular matrix with a nonzero diagonal has full rank")
 
 __all__ = ["KernelError", "check", "ObligationReport", "StepReport", "ResultReport"]
 
@@ -360,12 +360,15 @@ def power_monotonicity(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
     return ""
 
 
-def idempotent_ranks(e: sp.Basic, ctx: decide.Context, cache: dict) -> tuple[sp.Basic, str]:
-    """Each ``MatrixRank(SquareMatrix(n, entry))`` of symbolic size replaced by the trace
-    ``Sum(entry(i, i), (i, 1, n))`` where the matrix is shown idempotent: for integers ``i, j`` in
-    ``1..n``, ``Sum(entry(i, l) entry(l, j), (l, 1, n)) = entry(i, j)`` is decided by the kernel (with
-    its definedness obligations). The rank of an idempotent matrix is its trace (its eigenvalues are
-    0 and 1 and it is diagonalisable); an undecided idempotency leaves the rank as it is."""
+def symbolic_ranks(e: sp.Basic, ctx: decide.Context, cache: dict) -> tuple[sp.Basic, str]:
+    """Each ``MatrixRank(SquareMatrix(n, entry))`` of symbolic size replaced by what one of two rules
+    proves, the entries being decided by the kernel for integers ``i, j`` in ``1..n``:
+      * idempotent: ``Sum(entry(i, l) entry(l, j), (l, 1, n)) = entry(i, j)``; the rank of an
+        idempotent matrix is its trace, ``Sum(entry(i, i), (i, 1, n))`` (its eigenvalues are 0 and 1
+        and it is diagonalisable);
+      * triangular: ``entry(i, j) = 0`` for every ``i < j`` (or for every ``i > j``) and
+        ``entry(i, i) != 0``: the determinant is the product of the diagonal, so the rank is ``n``.
+    A rank neither rule decides is left as it is."""
     from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
 
     if not isinstance(e, sp.Basic) or isinstance(e, sp.MatrixBase):
@@ -376,17 +379,28 @@ def idempotent_ranks(e: sp.Basic, ctx: decide.Context, cache: dict) -> tuple[sp.
         if not isinstance(matrix, SquareMatrix) or matrix.size.is_Integer:
             continue
         size, entry = matrix.size, matrix.entry
-        key = ("idempotent", matrix)
+        key = ("symbolic rank", matrix)
         if key not in cache:
             a, b, l = (sp.Dummy(name, integer=True) for name in "ijl")
-            local = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]
-            here = replace(ctx, hypotheses=list(ctx.hypotheses) + local)
+            inside = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]
+
+            def holds(lhs, relation, rhs, local) -> bool:
+                here = replace(ctx, hypotheses=list(ctx.hypotheses) + local)
+                return decide_link(lhs, relation, rhs, here, {}).status is Status.PROVED
+
             square = sp.Sum(entry(a, l) * entry(l, b), (l, 1, size))
-            cache[key] = decide_link(square, "=", entry(a, b), here, {}).status is Status.PROVED
-        if cache[key]:
-            t = sp.Dummy("i", integer=True)
-            replacements[node] = sp.Sum(entry(t, t), (t, 1, size))
-            how.append(f"rank = trace of the idempotent {sp.sstr(matrix)}")
+            if holds(square, "=", entry(a, b), inside):
+                t = sp.Dummy("i", integer=True)
+                cache[key] = (sp.Sum(entry(t, t), (t, 1, size)), "rank = trace of the idempotent")
+            elif holds(entry(a, a), "!=", sp.Integer(0), inside[:2]) and (
+                    holds(entry(a, b), "=", sp.Integer(0), inside + [sp.Lt(a, b)])
+                    or holds(entry(a, b), "=", sp.Integer(0), inside + [sp.Gt(a, b)])):
+                cache[key] = (size, "rank = size of the triangular matrix with a nonzero diagonal")
+            else:
+                cache[key] = None
+        if cache[key] is not None:
+            replacements[node], rule = cache[key]
+            how.append(f"{rule} {sp.sstr(matrix)}")
     if not replacements:
         return e, ""
     return decide.doit(e.xreplace(replacements)), "; ".join(how)
@@ -538,11 +552,11 @@ def _decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.
     if failure:
         return _Link(Status.UNPROVED, failure, obligations=obligations)
     a, b = decide.prepare(previous, ctx.rewrites), decide.prepare(expr, ctx.rewrites)
-    (a, how_a), (b, how_b) = idempotent_ranks(a, ctx, cache), idempotent_ranks(b, ctx, cache)
+    (a, how_a), (b, how_b) = symbolic_ranks(a, ctx, cache), symbolic_ranks(b, ctx, cache)
     ranks = "; ".join(x for x in (how_a, how_b) if x)
     if ranks:
         link = decide_link(a, relation, b, ctx, cache)
-        return replace(link, detail=f"{ranks}; then {link.detail}", route=link.route and f"idempotent rank rule, "
+        return replace(link, detail=f"{ranks}; then {link.detail}", route=link.route and f"symbolic rank rule, "
                        f"{link.route}")
     for side in (a, b):
         if isinstance(side, sp.Basic) and side.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I):
