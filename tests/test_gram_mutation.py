@@ -347,3 +347,460 @@ def test_dense_gram_chunks_and_product_dtype():
     assert [s[0] for s in log.shapes("mm")] == [(2, 1)] * 3
     got = contract.dense_gram(nudged(two), F32, 1 << 20, F64)
     assert got.dtype == F64 and torch.equal(got, two @ two.T)
+
+
+# -- layers ---------------------------------------------------------------------------------------
+
+
+def test_first_input_is_the_first_positional_or_a_known_keyword():
+    """A rule reads the module's input from args[0], else the keyword input, hidden_states or x (in
+    that order); anything else is the exact error."""
+    from grpo_verify.gram import layers
+    a, b, c = torch.zeros(1), torch.ones(1), torch.full((1,), 2.0)
+    assert layers._first_input(((a,), {"input": b})) is a
+    assert layers._first_input(((), {"input": a, "hidden_states": b, "x": c})) is a
+    assert layers._first_input(((), {"hidden_states": b, "x": c})) is b
+    assert layers._first_input(((), {"x": c})) is c
+    assert layers._first_input(((), {"other": a, "x": c})) is c
+    with pytest.raises(ValueError) as err:
+        layers._first_input(((), {"X": a, "inputs": b}))
+    assert str(err.value) == "could not find the module's input tensor"
+
+
+def test_linear_rule_reads_keyword_inputs_and_checks_the_rollout_dimension():
+    """nn.Linear called as linear(input=x): the rule finds x; its weight factor is (delta, x). A
+    tensor whose first dimension is not R gets the exact error."""
+    from grpo_verify.gram import layers
+    linear = nn.Linear(3, 2).to(F64)
+    x = torch.arange(12.0, dtype=F64).reshape(2, 2, 3)
+    delta = torch.ones(2, 2, 2, dtype=F64)
+    out = layers.linear_rule(linear, ((), {"input": x}), [delta], 2)
+    assert torch.equal(out["weight"].b, x) and torch.equal(out["bias"], torch.full((2, 2), 2.0, dtype=F64))
+    with pytest.raises(ValueError) as err:
+        layers.linear_rule(linear, ((x,), {}), [delta], 3)
+    assert str(err.value) == "expected the rollout dimension 3 first, got shape (2, 2, 3)"
+
+
+def test_register_and_find_rule_for_subclasses(monkeypatch):
+    """register(T)(rule) makes find_rule return rule for T and for a subclass that keeps T.forward
+    (its nearest registered base is the first in its MRO), None for a subclass with its own forward."""
+    from grpo_verify.gram import layers
+    monkeypatch.setattr(layers, "_RULES", dict(layers._RULES))
+
+    class Base(nn.Module):
+        def forward(self, x):
+            return x
+
+    class Keeps(Base):
+        pass
+
+    class Overrides(Base):
+        def forward(self, x):
+            return 2 * x
+
+    def rule(module, inputs, output_grads, rollouts):
+        return {}
+
+    assert layers.register(Base)(rule) is rule
+    assert layers.find_rule(Base()) is rule
+    assert layers.find_rule(Keeps()) is rule
+    assert layers.find_rule(Overrides()) is None
+
+    class MyLinear(nn.Linear):
+        pass
+
+    class Deeper(MyLinear):
+        pass
+
+    assert layers.find_rule(MyLinear(2, 2)) is layers.linear_rule
+    assert layers.rule_name(Deeper(2, 2)) == "linear_rule"
+
+
+def _fresh_rms_lookup(monkeypatch):
+    """find_rule caches RMSNorm classes it recognised: start from the registered rules only, and
+    no cached LlamaRMSNorm source, so the recognition runs here."""
+    from grpo_verify.gram import layers
+    monkeypatch.setattr(layers, "_RULES", {t: r for t, r in layers._RULES.items() if not t.__name__.endswith("RMSNorm")})
+    monkeypatch.setattr(layers, "_LLAMA_RMS_SOURCE", None)
+    return layers
+
+
+def test_llama_rms_norm_and_its_copies_are_recognised_by_their_forward(monkeypatch):
+    """LlamaRMSNorm and classes whose forward is character for character Llama's (Qwen2RMSNorm)
+    get llama_rms_norm_rule, found again from the cache on the next lookup; an RMSNorm with another
+    forward, a class not named *RMSNorm, and one whose source cannot be read get none."""
+    layers = _fresh_rms_lookup(monkeypatch)
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+    from transformers.models.qwen2.modeling_qwen2 import Qwen2RMSNorm
+    for cls in (LlamaRMSNorm, Qwen2RMSNorm, LlamaRMSNorm):
+        assert layers.find_rule(cls(4)) is layers.llama_rms_norm_rule, cls
+        assert layers.rule_name(cls(4)) == "llama_rms_norm_rule"
+
+    class OtherRMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(4))
+
+        def forward(self, hidden_states):
+            return self.weight * hidden_states
+
+    class Scale(OtherRMSNorm):
+        pass
+
+    Scale.__name__ = "Scale"
+    namespace = {}
+    exec("def forward(self, hidden_states):\n    return hidden_states\n", namespace)
+    NoSource = type("NoSourceRMSNorm", (nn.Module,), {"forward": namespace["forward"]})
+    for module in (OtherRMSNorm(), Scale(), NoSource()):
+        assert layers.find_rule(module) is None, type(module).__name__
+        assert layers.rule_name(module) == "exact_fallback"
+
+
+def test_llama_rms_norm_rule_casts_xhat_back_to_the_input_dtype():
+    """bfloat16 input, one position per rollout: dl/dw = delta * xhat with xhat cast back to bfloat16
+    (as LlamaRMSNorm's forward does), so the rule equals autograd through LlamaRMSNorm itself,
+    rollout by rollout, exactly and in bfloat16."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+    from grpo_verify.gram import layers
+    norm = LlamaRMSNorm(4, eps=1e-6).to(torch.bfloat16)
+    x = torch.tensor([[[3.0, 1.0, -2.0, 0.5]], [[1.0, 7.0, 2.0, -1.0]]], dtype=torch.bfloat16)
+    delta = torch.tensor([[[1.0, -1.0, 0.5, 2.0]], [[3.0, 1.0, 1.0, -0.5]]], dtype=torch.bfloat16)
+    expected = []
+    for i in range(2):
+        (g,) = torch.autograd.grad(norm(x[i:i + 1]), norm.weight, delta[i:i + 1])
+        expected.append(g)
+    got = layers.llama_rms_norm_rule(norm, ((x,), {}), [delta], 2)["weight"]
+    assert got.dtype == torch.bfloat16
+    assert torch.equal(got, torch.stack(expected))
+    assert not torch.equal(got.float(), (delta.float() * (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True)
+                                                                                  + 1e-6))).sum(1))
+
+
+def test_tensor_outputs_flattens_nested_containers_in_order():
+    from grpo_verify.gram import layers
+    a, b, c, d = (torch.full((1,), float(k)) for k in range(4))
+    got = layers.tensor_outputs((a, [b, {"k": c, "n": None}], 3, {"z": (d,)}))
+    assert len(got) == 4 and all(x is y for x, y in zip(got, (a, b, c, d)))
+    assert layers.tensor_outputs({"k": [a]})[0] is a
+    assert layers.tensor_outputs(None) == []
+
+
+class _Mix(nn.Module):
+    """A module without a rule: out (R, T) = 2 s_i sum_d (x * w * extras[0] * extras[1]) with per-rollout
+    scales s (R,) in a dict keyword; ``unused`` is a parameter its forward never reads; ``child``
+    has parameters of its own (not the module's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.tensor([1.0, -2.0, 3.0], dtype=F64))
+        self.unused = nn.Parameter(torch.ones(2, dtype=F64))
+        self.child = nn.Linear(3, 3).to(F64)
+
+    def forward(self, x, extras=None, scales=None):
+        return (x * self.weight * extras[0] * extras[1]).sum(-1) * scales["s"][:, None] * 2
+
+
+def test_exact_fallback_slices_every_batched_input_and_keyword():
+    """exact_fallback re-runs the module on rollout i's slice of the positional input and of the
+    tensors inside keyword lists and dicts (a 1-D (R,) tensor too), keeps non-tensors, returns only
+    the module's own parameters (the unused one with a zero gradient). Expected by hand:
+    dl_i/dw = 2 s_i sum_t g_it x_it e_it * 3 (extras[1] = 3)."""
+    from grpo_verify.gram import layers
+    module = _Mix()
+    g = torch.Generator().manual_seed(2)
+    x, e = (torch.randint(-3, 4, (2, 4, 3), generator=g).to(F64) for _ in range(2))
+    s = torch.tensor([2.0, -1.0], dtype=F64)
+    grad_out = torch.randint(-2, 3, (2, 4), generator=g).to(F64)
+    result = layers.exact_fallback(module, ((x,), {"extras": [e, 3.0], "scales": {"s": s}}), [grad_out], 2)
+    assert set(result) == {"weight", "unused"}
+    expected = torch.stack([2 * s[i] * 3 * (grad_out[i, :, None] * x[i] * e[i]).sum(0) for i in range(2)])
+    assert torch.equal(result["weight"], expected)
+    assert torch.equal(result["unused"], torch.zeros(2, 2, dtype=F64))
+
+
+def test_exact_fallback_skips_outputs_without_gradient_and_rollouts_without_any():
+    """Outputs that do not require grad are not differentiated (even with an output gradient); a
+    rollout whose outputs have none contributes 0 and the next rollouts are still done. Here the
+    module returns (w x, x.detach()) and, for an all-zero rollout, a constant."""
+    from grpo_verify.gram import layers
+
+    class Gate(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.tensor([2.0, 3.0], dtype=F64))
+
+        def forward(self, x):
+            if not bool(x.abs().sum() > 0):
+                return torch.zeros_like(x), x.detach()
+            return x * self.weight, x.detach()
+
+    x = torch.tensor([[[0.0, 0.0]], [[1.0, 2.0]], [[3.0, -1.0]]], dtype=F64)
+    grads = [torch.ones(3, 1, 2, dtype=F64), torch.ones(3, 1, 2, dtype=F64)]
+    result = layers.exact_fallback(Gate(), ((x,), {}), grads, 3)
+    assert torch.equal(result["weight"], torch.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, -1.0]], dtype=F64))
+
+
+def test_exact_fallback_gradients_are_on_the_parameters_device():
+    from grpo_verify.gram import layers
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return x * self.weight
+
+    module = Scale().to("meta")
+    x = torch.empty(2, 4, 3, device="meta")
+    result = layers.exact_fallback(module, ((x,), {}), [torch.empty(2, 4, 3, device="meta")], 2)
+    assert result["weight"].device == torch.device("meta") and result["weight"].shape == (2, 3)
+
+
+# -- reference ------------------------------------------------------------------------------------
+
+
+def _rel(a: torch.Tensor, b: torch.Tensor) -> float:
+    """||a - b|| / ||b||. Tolerances below: LlamaRMSNorm normalises in float32, so gradients that pass
+    through a norm carry float32 round-off (about 1e-8 relative here) that depends on how the backward
+    is grouped; 1e-6 leaves room for that and is far below what a wrong mask, position or constant
+    changes (order 1e-2 to 1)."""
+    return float(torch.linalg.norm((a - b).to(F64)) / torch.linalg.norm(b.to(F64)))
+
+
+def _tiny(dtype=F64, extra: bool = False):
+    from test_gram import tiny_llama
+    model = tiny_llama(False).to(dtype)  # sdpa: eager attention in float64 turns left-padded pad rows into NaN
+    if extra:  # a trainable parameter the forward never reads
+        model.extra = nn.Parameter(torch.ones(3, dtype=dtype))
+    return model
+
+
+def _left_padded():
+    """Rows of 11, 8, 6, 9 real tokens, left-padded; completion starts 4 (= local 4), 2 (first real
+    token at 3, so local 1 after the clamp), 6 (local 1), 3 (local 1)."""
+    from test_gram import batch
+    ids, mask, _ = batch("left")
+    return ids, mask, torch.tensor([4, 2, 6, 3])
+
+
+def _hand_objectives(model, ids, mask, start, aggregation, constant=None):
+    """l_i written out: strip the row's padding, run it alone, log-softmax of the logits at t - 1
+    picked at token t, for the local positions t >= max(start_i - first_i, 1); mean, sum or / constant.
+    The forward is the loop's own (one unpadded row); only the final sum is grouped differently, so
+    the objectives agree to float64 round-off (rtol 1e-9 below; a term more or less changes them by
+    about 1/n)."""
+    out = []
+    for i in range(ids.shape[0]):
+        real = [t for t in range(ids.shape[1]) if int(mask[i, t]) == 1]
+        tokens = ids[i, real]
+        logits = model(input_ids=tokens[None]).logits[0].to(F64)
+        first_local = max(int(start[i]) - real[0], 1)
+        terms = [torch.log_softmax(logits[t - 1], dim=0)[tokens[t]] for t in range(first_local, len(real))]
+        total = sum(terms) if terms else torch.zeros((), dtype=F64)
+        out.append({"mean": total / max(len(terms), 1), "sum": total, "constant": total / (constant or 1.0)}[aggregation])
+    return torch.stack(out)
+
+
+def test_naive_loop_objectives_are_the_hand_written_ones():
+    """per_rollout_gradients (loop) on left-padded rows with starts at or before the first real
+    token: each rollout's completion is every real token from local position 1; mean, sum, a given
+    constant; and its defaults: no mask (every token real), start 0 and aggregation "mean"; the
+    default constant of "constant" is the padded length L - min start (= L with the default start)."""
+    from grpo_verify.gram.reference import per_rollout_gradients
+    model = _tiny()
+    ids, mask, start = _left_padded()
+    for aggregation, constant in [("mean", None), ("sum", None), ("constant", 2.5)]:
+        _, objectives = per_rollout_gradients(model, ids, mask, start, aggregation, constant)
+        expected = _hand_objectives(model, ids, mask, start, aggregation, constant)
+        assert objectives.dtype == F64
+        assert torch.allclose(objectives, expected, rtol=1e-9, atol=0), aggregation
+    full = ids[:2].clone()
+    ones = torch.ones_like(full)
+    zero = torch.zeros(2, dtype=torch.long)
+    _, objectives = per_rollout_gradients(model, full)
+    assert torch.allclose(objectives, _hand_objectives(model, full, ones, zero, "mean"), rtol=1e-9, atol=0)
+    _, objectives = per_rollout_gradients(model, full, aggregation="constant")
+    assert torch.allclose(objectives, _hand_objectives(model, full, ones, zero, "constant", 11.0), rtol=1e-9, atol=0)
+    _, objectives = per_rollout_gradients(model, ids, mask, start, "constant")
+    assert torch.allclose(objectives, _hand_objectives(model, ids, mask, start, "constant", 11.0 - 2), rtol=1e-9,
+                          atol=0)
+
+
+def test_naive_loop_error_messages_and_single_token_rows():
+    """The loop's own checks, verbatim: a row whose real tokens are not one run, a row without real
+    tokens, a mean over no completion token, an unknown aggregation or mode. A row of one real token is
+    fine under "sum" (l = 0), and a completion of one token under "mean"."""
+    from grpo_verify.gram.reference import per_rollout_gradients
+    model = _tiny()
+    ids = torch.randint(1, 40, (2, 6), generator=torch.Generator().manual_seed(4))
+    contiguous = "each row's real tokens must be one contiguous run (left or right padding)"
+    cases = [
+        (dict(attention_mask=torch.tensor([[1, 1, 0, 1, 1, 1], [1] * 6]), aggregation="sum"), contiguous),
+        (dict(attention_mask=torch.tensor([[0] * 6, [1] * 6]), aggregation="sum"), contiguous),
+        (dict(completion_start=torch.tensor([6, 2]), aggregation="mean"),
+         "aggregation='mean' needs >= 1 completion token per rollout"),
+        (dict(aggregation="median"), "unknown aggregation 'median'"),
+        (dict(mode="both"), "mode must be 'loop' or 'batched', got 'both'"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as err:
+            per_rollout_gradients(model, ids, **kwargs)
+        assert str(err.value) == message, kwargs
+    single = torch.tensor([[0, 0, 0, 0, 0, 1], [1] * 6])
+    store, objectives = per_rollout_gradients(model, ids, single, 0, "sum")
+    assert objectives[0].item() == 0.0 and all(bool((g[0] == 0).all()) for g in store.values())
+    _, objectives = per_rollout_gradients(model, ids, None, torch.tensor([5, 5]), "mean")
+    assert torch.allclose(objectives, _hand_objectives(model, ids, torch.ones_like(ids), torch.tensor([5, 5]), "mean"),
+                          rtol=1e-9, atol=0)
+
+
+def test_batched_reference_equals_the_loop_with_left_padding():
+    """mode="batched" (one padded forward with the mask and real-token positions) gives the loop's
+    per-rollout gradients on left-padded rows, for "constant" with a given constant too; its
+    objectives are float64 for a float32 model, as the loop's."""
+    from grpo_verify.gram.reference import per_rollout_gradients
+    model = _tiny()
+    ids, mask, start = _left_padded()
+    for aggregation, constant in [("mean", None), ("constant", 2.5)]:
+        loop, l_loop = per_rollout_gradients(model, ids, mask, start, aggregation, constant)
+        batched, l_batched = per_rollout_gradients(model, ids, mask, start, aggregation, constant, mode="batched")
+        assert _rel(l_batched, l_loop) < 1e-6
+        for name in loop:
+            assert _rel(batched[name], loop[name]) < 1e-6, name
+    model32 = _tiny(F32)
+    for mode in ("loop", "batched"):
+        _, objectives = per_rollout_gradients(model32, ids, mask, start, "mean", mode=mode)
+        assert objectives.dtype == F64, mode
+
+
+def test_reference_gradients_of_an_unused_parameter_are_zero():
+    """A trainable parameter the forward never reads has a zero per-rollout gradient in both modes
+    (autograd is asked with allow_unused)."""
+    from grpo_verify.gram.reference import per_rollout_gradients
+    model = _tiny(extra=True)
+    ids, mask, start = _left_padded()
+    for mode in ("loop", "batched"):
+        store, _ = per_rollout_gradients(model, ids, mask, start, "sum", mode=mode)
+        assert torch.equal(store["extra"], torch.zeros(4, 3, dtype=F64)), mode
+        assert bool((store["lm_head.weight"] != 0).any())
+
+
+def test_gram_from_gradients_with_advantages_from_a_list():
+    """K = G G^T summed over parameters, and sum_i A_i g_i in float64 for advantages given as a Python
+    list and gradients stored in float32 (small integers: exact)."""
+    from grpo_verify.gram.reference import gram_from_gradients
+    store = {"a": torch.tensor([[1.0, 2.0], [0.0, -1.0]], dtype=F32), "b": torch.tensor([[3.0], [1.0]], dtype=F64)}
+    result = gram_from_gradients(store, torch.zeros(2, dtype=F64), advantages=[2, -1])
+    assert torch.equal(result.K, torch.tensor([[14.0, 1.0], [1.0, 2.0]], dtype=F64))
+    assert set(result.grpo_gradients) == {"a", "b"}
+    assert result.grpo_gradients["a"].dtype == F64
+    assert torch.equal(result.grpo_gradients["a"], torch.tensor([2.0, 5.0], dtype=F64))
+    assert torch.equal(result.grpo_gradients["b"], torch.tensor([5.0], dtype=F64))
+
+
+def test_naive_gram_passes_its_options_through():
+    """naive_gram: the GRPO gradient sum_i A_i g_i in each parameter's shape, equal to autograd of
+    sum_i A_i l_i with the hand-written l_i; a given constant; store_dtype=float32 rounds the stored
+    gradients (K changes by float32 round-off, about 1e-8, not more); its defaults (start 0, "mean")."""
+    from grpo_verify.gram import naive_gram
+    model = _tiny()
+    ids, mask, start = _left_padded()
+    adv = [1.5, -1.0, 0.5, -2.0]
+    result = naive_gram(model, ids, mask, start, "sum", advantages=adv)
+    surrogate = (torch.tensor(adv, dtype=F64) * _hand_objectives(model, ids, mask, start, "sum")).sum()
+    names = [n for n, p in model.named_parameters()]
+    grads = torch.autograd.grad(surrogate, [p for _, p in model.named_parameters()])
+    assert set(result.grpo_gradients) == set(names)
+    for name, g in zip(names, grads):
+        assert result.grpo_gradients[name].shape == g.shape
+        assert _rel(result.grpo_gradients[name], g) < 1e-6, name
+    const = naive_gram(model, ids, mask, start, "constant", constant=2.5)
+    assert torch.allclose(const.objectives, _hand_objectives(model, ids, mask, start, "constant", 2.5),
+                          rtol=1e-9, atol=0)
+    k64 = naive_gram(model, ids, mask, start, "sum").K
+    k32 = naive_gram(model, ids, mask, start, "sum", store_dtype=F32).K
+    assert not torch.equal(k32, k64) and float((k32 - k64).abs().max() / k64.abs().max()) < 1e-6
+    full = ids[:2]
+    default = naive_gram(model, full)
+    assert torch.allclose(default.objectives, _hand_objectives(model, full, torch.ones_like(full),
+                                                                torch.zeros(2, dtype=torch.long), "mean"),
+                          rtol=1e-9, atol=0)
+    default_constant = naive_gram(model, full, aggregation="constant")
+    assert torch.allclose(default_constant.objectives,
+                          _hand_objectives(model, full, torch.ones_like(full), torch.zeros(2, dtype=torch.long),
+                                           "constant", 11.0), rtol=1e-9, atol=0)
+
+
+def test_func_gram_equals_the_naive_loop_with_its_options():
+    """torch.func's per-sample gradients on left-padded rows (real-token positions, the mask) equal
+    the naive loop's; with groups; "constant" with the default constant L - min start, and with a
+    given one; the defaults (no mask, start 0, "mean"); objectives are float64 zeros (not computed)."""
+    from grpo_verify.gram import func_gram, naive_gram
+    model = _tiny()
+    ids, mask, start = _left_padded()
+
+    def close(a, b):
+        return _rel(a, b) < 1e-6  # see _rel
+
+    func = func_gram(model, ids, mask, start, "constant", groups="layer")
+    loop = naive_gram(model, ids, mask, start, "constant", constant=11.0 - 2, groups="layer")
+    assert close(func.K, loop.K)
+    assert func.groups is not None and set(func.groups) == set(loop.groups)
+    assert all(close(func.groups[k], loop.groups[k]) for k in loop.groups)
+    assert func.objectives.dtype == F64 and torch.equal(func.objectives, torch.zeros(4, dtype=F64))
+    assert close(func_gram(model, ids, mask, start, "constant", constant=2.5).K,
+                 naive_gram(model, ids, mask, start, "constant", constant=2.5).K)
+    full = ids[:2]
+    assert close(func_gram(model, full).K, naive_gram(model, full, None, 0, "mean").K)
+    assert close(func_gram(model, full, aggregation="constant").K,
+                 naive_gram(model, full, None, 0, "constant", constant=11.0).K)
+
+
+class _AbsolutePositionLM(nn.Module):
+    """A causal LM with absolute position embeddings and one attention layer, so that both the mask
+    and the positions change its logits on left-padded rows (RoPE in the Llama models here only sees
+    position differences, and transformers masks pads itself from packed-sequence positions).
+    Accepts a 2-D mask or func_gram's 4-D additive mask; masked scores get finfo.min (no NaN rows)."""
+
+    def __init__(self, vocab: int = 40, width: int = 8, length: int = 16):
+        super().__init__()
+        torch.manual_seed(3)
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(length, width)
+        self.q = nn.Linear(width, width)
+        self.k = nn.Linear(width, width, bias=False)  # a key bias has a zero gradient (softmax shift)
+        self.head = nn.Linear(width, vocab)
+        self.double()
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=None):
+        n, length = input_ids.shape
+        if position_ids is None:
+            position_ids = torch.arange(length)[None].expand(n, length)
+        h = self.embed(input_ids) + self.pos(position_ids)
+        scores = self.q(h) @ self.k(h).transpose(1, 2) / 8 ** 0.5
+        if attention_mask is not None and attention_mask.ndim == 4:
+            scores = scores + attention_mask[:, 0]
+        else:
+            allowed = torch.tril(torch.ones(length, length, dtype=torch.bool))
+            if attention_mask is not None:
+                allowed = allowed & attention_mask.bool()[:, None, :]
+            scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
+        h = h + torch.softmax(scores, dim=-1) @ h
+        return type("Output", (), {"logits": self.head(torch.tanh(h))})()
+
+
+def test_batched_and_func_references_use_the_mask_and_real_token_positions():
+    """On left-padded rows, a model with absolute positions: the batched reference and torch.func
+    pass the attention mask and the real-token positions (0 at the first real token), so they equal
+    the loop, which runs each unpadded row alone at positions 0..n-1."""
+    from grpo_verify.gram import func_gram, naive_gram
+    from grpo_verify.gram.reference import per_rollout_gradients
+    model = _AbsolutePositionLM()
+    ids, mask, start = _left_padded()
+    loop, l_loop = per_rollout_gradients(model, ids, mask, start, "mean")
+    batched, l_batched = per_rollout_gradients(model, ids, mask, start, "mean", mode="batched")
+    assert _rel(l_batched, l_loop) < 1e-10  # float64 throughout: only summation order differs
+    for name in loop:
+        assert _rel(batched[name], loop[name]) < 1e-10, name
+    assert _rel(func_gram(model, ids, mask, start, "mean").K, naive_gram(model, ids, mask, start, "mean").K) < 1e-10
