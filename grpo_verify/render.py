@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import grpo_verify
 from grpo_verify import latex
@@ -20,30 +21,63 @@ from grpo_verify.proof import ResultReport
 from grpo_verify.proof.catalog import families
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, so an interrupted run leaves no half file."""
+def write_atomically(path: Path, content: str | Callable[[Path], None]) -> None:
+    """Write ``content`` (text, or ``content(tmp)`` writing a file at ``tmp``) via a temporary file in the
+    same folder, then rename it over ``path``: an interrupted run leaves no half file. The file gets the
+    usual permissions (0666 less the umask), not mkstemp's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make the output private
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            os.fchmod(f.fileno(), 0o666 & ~umask)
+            if not callable(content):
+                f.write(content)
+        if callable(content):
+            content(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def unwritable(folder: Path) -> str:
-    """Why ``folder`` cannot receive the output ("" if it can): tried by creating it and a file in it."""
+def output_problem(path: Path, kind: str = "folder", files: tuple[str, ...] = ()) -> str:
+    """Why ``path`` cannot receive the output ("" if it can), found without creating anything.
+
+    ``kind`` is "folder" (the output folder, whose ``files`` will be written in it) or "file" (one output
+    file, written atomically: a temporary file in its folder renamed over it). A missing path is fine
+    if its nearest existing ancestor is a folder in which files can be created (tried with a
+    temporary file, so read-only mounts and root's view of permissions are both right).
+    """
+    path = Path(path)
+    if path.exists():
+        if kind == "folder":
+            if not path.is_dir():
+                return "it exists and is not a folder"
+            for name in files:
+                if (path / name).is_dir():
+                    return f"{path / name} is a folder, where the output file {name} should go"
+            return _cannot_create_in(path)
+        if path.is_dir():
+            return "it is a folder, not a file"
+        if not path.is_file():
+            return "it exists and is not a regular file"
+        return _cannot_create_in(path.parent)
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is a file, not a folder, so it cannot be created"
+    return _cannot_create_in(ancestor)
+
+
+def _cannot_create_in(folder: Path) -> str:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe."):
             pass
     except OSError as exc:
-        return exc.strerror or str(exc)
+        return f"cannot create files in {folder} ({exc.strerror or exc})"
     return ""
 
 
@@ -93,12 +127,9 @@ def main(argv: list[str] | None = None) -> int:
               "TeX Live (Debian: apt-get install texlive-latex-base texlive-latex-recommended) or omit --pdf.",
               file=sys.stderr)
         return 2
-    if args.out.exists() and not args.out.is_dir():
-        print(f"error: --out {args.out} exists and is not a folder", file=sys.stderr)
-        return 2
-    problem = unwritable(args.out)
+    problem = output_problem(args.out, files=("derivations.tex", "derivations.json", "derivations.pdf"))
     if problem:  # before the minute of checking, not after it
-        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
+        print(f"error: --out {args.out}: {problem}; choose another output folder with --out", file=sys.stderr)
         return 2
 
     fams, reports = check_all()

@@ -6,7 +6,8 @@ in grpo_verify/report/rules.py.
                                [--skip-tests | --junit FILE]
 
 Writes DIR/ledger.tex, ledger.md, ledger.json (and ledger.pdf with --pdf). Inputs are all read and
-checked before anything is written; each file is written atomically.
+checked before any work starts (the derivations, the property tests) and before anything is
+written; each file is written atomically.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import grpo_verify
 from grpo_verify import latex
-from grpo_verify.render import check_all, compile_pdf, write_atomically
+from grpo_verify.render import check_all, compile_pdf, output_problem, write_atomically
 
 from . import junit, ledger
 from .runs import InputError, load_run, load_synthetic
@@ -80,12 +81,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.pdf and shutil.which(args.engine) is None:
         return fail(f"--pdf needs the LaTeX engine {args.engine!r} on PATH, and it is not there; omit --pdf or "
                     "install TeX Live (texlive-latex-base)")
-    if args.out.exists() and not args.out.is_dir():
-        return fail(f"--out {args.out} exists and is not a folder")
+    problem = output_problem(args.out, files=("ledger.json", "ledger.md", "ledger.tex", "ledger.pdf"))
+    if problem:
+        return fail(f"--out {args.out}: {problem}; choose another output folder with --out")
     try:
         runs = []
         for d in args.empirical:
-            run = load_run(d)
+            try:
+                run = load_run(d)
+            except InputError as exc:
+                return fail(f"--empirical: {exc}")
             runs.append(run)
             print(f"run {d}: {run.model_label} on {run.task_label}, {run.items} items"
                   + (" (partial: no summary.json yet)" if run.partial else ""), file=progress, flush=True)

@@ -95,8 +95,12 @@ class Run:
 
 def load_run(path: Path) -> Run:
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path}: a file, not a run directory of python -m grpo_verify.empirical")
     if not path.is_dir():
         raise InputError(f"{path}: no such run directory")
+    if not (path / "config.json").is_file():
+        raise InputError(f"{path}: not a run directory of python -m grpo_verify.empirical (no config.json in it)")
     config = _json(path / "config.json")
     if not isinstance(config, dict) or not isinstance(config.get("options"), dict):
         raise InputError(f"{path / 'config.json'}: not a config.json of python -m grpo_verify.empirical "
