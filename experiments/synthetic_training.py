@@ -14,9 +14,14 @@ logs, before the update:
 D6 proves, to first order in the step size and for the no-std update, that p drifts up, so that
 p^R + (1-p)^R falls while p < 1/2 and rises once p > 1/2; finite steps are what this run measures.
 
-    python experiments/synthetic_training.py                    # the committed run (defaults below)
+    python experiments/synthetic_training.py                    # the defaults below, into runs/synthetic_training
     python experiments/synthetic_training.py --quick --out /tmp/st
-    python experiments/synthetic_training.py --steps 400 --seeds 0 1 2 --group-sizes 4 --lr 1 --advantage dr_grpo
+    python experiments/synthetic_training.py --steps 400 --seeds 0,1,2 --group-sizes 4 --lr 1 --advantage dr_grpo
+
+The committed results (experiments/results/synthetic_training/README.md) are the defaults with
+``--out experiments/results/synthetic_training`` (and ``--policy features --out
+experiments/results/synthetic_training/features``). Bad options and an --out that cannot be written
+(or holds parts of another config) are refused before any training.
 
 Outputs in --out: runs/seed{S}_R{R}.csv + .json (one finished seed x R each; a rerun skips those
 whose config fingerprint matches and refuses a different config), metrics.csv (one row per
@@ -32,7 +37,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -41,7 +45,10 @@ from typing import Callable
 import numpy as np
 import torch
 
+from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
+from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.estimators import ADVANTAGE_KINDS
+from grpo_verify.render import output_problem, write_atomically
 from grpo_verify.training import (
     AdvantageFn,
     advantage_function,
@@ -58,7 +65,7 @@ class Config:
     steps: int = 200                     # updates per run; steps + 1 rows (step 0 = the initial policy)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)   # seed -> initial parameters and sampling
     group_sizes: tuple[int, ...] = (2, 4, 8)   # R, rollouts per prompt per step
-    out: str = "experiments/results/synthetic_training"
+    out: str = "runs/synthetic_training"   # the committed results: --out experiments/results/synthetic_training
     # -- the task: K prompts, each a policy over V^T sequences with some correct ones ------------
     vocab_size: int = 3                  # V
     length: int = 3                      # T; V^T = 27 sequences per prompt
@@ -152,20 +159,13 @@ def _train(cfg: Config, seed: int, group_size: int, advantages: AdvantageFn | No
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """write(tmp) into a temporary file next to ``path``, then rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """write(tmp) into a temporary file next to ``path``, then rename it over ``path`` (0644-style
+    permissions, not mkstemp's 0600): grpo_verify.render.write_atomically."""
+    write_atomically(path, write)
 
 
 def write_text(path: Path, text: str) -> None:
-    atomic_write(path, lambda tmp: tmp.write_text(text))
+    write_atomically(path, text)
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -408,26 +408,117 @@ def plot_all(cfg: Config, rows: list[dict], out: Path) -> list[Path]:
 # == main ============================================================================================
 
 
+def _int_list(what: str, minimum: int, maximum: int | None = None,
+              unique: bool = True) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated integers (grpo_verify.empirical's syntax, e.g. 2,4,8), each in
+    minimum..maximum, and (if ``unique``) no repeats."""
+    def parse(text: str) -> tuple[int, ...]:
+        if not text.replace(",", " ").split():
+            raise argparse.ArgumentTypeError(f"expected at least one {what}, comma-separated (e.g. 2,4,8); "
+                                             f"got {text!r}")
+        values = comma_ints(text)
+        bad = [v for v in values if v < minimum or (maximum is not None and v > maximum)]
+        if bad:
+            allowed = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+            raise argparse.ArgumentTypeError(f"every {what} must be {allowed}, got {', '.join(map(str, bad))}"
+                                             + (GROUP_OF_ONE if what == "group size" and 1 in bad else ""))
+        if unique and len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"a {what} is repeated in {text!r}")
+        return values
+    return parse
+
+
+GROUP_OF_ONE = " (a group of one rollout has no GRPO advantage: A = r - mean(r) = 0)"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
+PLOTS = ("zero_advantage_fraction", "exact_zero_gradient_probability", "success_probability", "effective_rank",
+         "near_zero_coordinates")
+OUTPUT_FILES = ("metrics.csv", "summary.json") + tuple(f"{name}{suffix}" for name in PLOTS
+                                                       for suffix in (".png", ".pdf"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = Config()
+    outcomes = d.vocab_size ** d.length
+    parser = argparse.ArgumentParser(prog="python experiments/synthetic_training.py",
+                                     description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
+    parser.add_argument("--steps", type=_positive_int, default=None, metavar="N",
+                        help=f"GRPO updates per run (default {d.steps}; 30 with --quick)")
+    parser.add_argument("--seeds", type=_int_list("seed", 0), default=None, metavar="S,S,...",
+                        help="seeds of the initial parameters and of sampling, e.g. 0,1,2 "
+                             f"(default {','.join(map(str, d.seeds))}; 0,1 with --quick)")
+    parser.add_argument("--group-sizes", type=_int_list("group size", 2), default=None, metavar="R,R,...",
+                        help="group sizes R (rollouts per prompt per step, at least 2), e.g. 2,4,8 "
+                             f"(default {','.join(map(str, d.group_sizes))}; 2,4 with --quick)")
+    parser.add_argument("--lr", type=_positive_float, default=d.lr, help="learning rate of the optimizer")
+    parser.add_argument("--advantage", choices=ADVANTAGE_KINDS, default=d.advantage,
+                        help="advantage estimator (grpo_verify.estimators.group_advantages kind)")
+    parser.add_argument("--optimizer", choices=("sgd", "adam"), default=d.optimizer,
+                        help="sgd: theta += lr * g_hat; adam: torch.optim.Adam on -g_hat")
+    parser.add_argument("--policy", choices=("tabular", "features"), default=d.policy,
+                        help="tabular: one logit table per prompt; features: one dense W shared by all prompts")
+    parser.add_argument("--correct-counts", type=_int_list("correct count", 1, outcomes - 1, unique=False),
+                        default=",".join(map(str, d.correct_counts)), metavar="C,C,...",
+                        help=f"correct sequences |C_k| of each prompt, out of V^T = {outcomes} (initial p_k ~ "
+                             f"|C_k| / {outcomes}); one prompt per value")
+    parser.add_argument("--out", type=Path, default=Path(d.out), metavar="DIR",
+                        help="output folder; a rerun into it skips finished parts. The committed results are "
+                             "regenerated with --out experiments/results/synthetic_training")
+    parser.add_argument("--quick", action="store_true", help="30 steps, seeds 0,1, R 2,4 (unless given)")
+    return parser
+
+
 def parse_args(argv: list[str] | None = None) -> Config:
     defaults = Config()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int)
-    parser.add_argument("--seeds", type=int, nargs="+")
-    parser.add_argument("--group-sizes", type=int, nargs="+")
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--advantage", choices=ADVANTAGE_KINDS, default=defaults.advantage)
-    parser.add_argument("--optimizer", choices=("sgd", "adam"), default=defaults.optimizer)
-    parser.add_argument("--policy", choices=("tabular", "features"), default=defaults.policy)
-    parser.add_argument("--correct-counts", type=int, nargs="+", default=list(defaults.correct_counts))
-    parser.add_argument("--out", default=defaults.out)
-    parser.add_argument("--quick", action="store_true", help="30 steps, seeds 0 1, R 2 4 (unless given)")
+    parser = build_parser()
     args = parser.parse_args(argv)
     quick = {"steps": 30, "seeds": (0, 1), "group_sizes": (2, 4)} if args.quick else {}
-    pick = lambda name, value: tuple(value) if isinstance(value, list) else value  # noqa: E731
-    chosen = {name: pick(name, getattr(args, name)) for name in ("steps", "seeds", "group_sizes")
+    chosen = {name: getattr(args, name) for name in ("steps", "seeds", "group_sizes")
               if getattr(args, name) is not None}
-    return replace(defaults, **{**quick, **chosen}, lr=args.lr, advantage=args.advantage, optimizer=args.optimizer,
-                   policy=args.policy, correct_counts=tuple(args.correct_counts), out=args.out, quick=args.quick)
+    cfg = replace(defaults, **{**quick, **chosen}, lr=args.lr, advantage=args.advantage, optimizer=args.optimizer,
+                  policy=args.policy, correct_counts=tuple(args.correct_counts), out=str(args.out), quick=args.quick)
+    problem = output_problem(args.out, files=OUTPUT_FILES)
+    if not problem and (args.out / "runs").exists() and not (args.out / "runs").is_dir():
+        problem = f"{args.out / 'runs'} is a file; the per-run parts go in that folder"
+    if not problem:
+        problem = _resume_conflict(cfg)
+    if problem:
+        parser.error(f"--out {args.out}: {problem}")
+    return cfg
+
+
+def _resume_conflict(cfg: Config) -> str:
+    """A finished part in cfg.out written with another config ("" if none): found before any training."""
+    for group_size in cfg.group_sizes:
+        for seed in cfg.seeds:
+            try:
+                finished(cfg, Path(cfg.out), seed, group_size)
+            except SystemExit as exc:
+                return str(exc)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                meta = part_paths(Path(cfg.out), seed, group_size)[1]
+                return f"{meta} is unreadable ({exc}); delete it or use another --out"
+    return ""
 
 
 def collect(cfg: Config) -> list[dict]:

@@ -208,8 +208,8 @@ def test_resume_skips_finished_runs_reproduces_them_and_refuses_another_config(t
 
 def test_script_writes_csv_summary_and_plots(tmp_path, capsys):
     out = tmp_path / "run"
-    summary = st.main(["--steps", "6", "--seeds", "0", "1", "--group-sizes", "2", "4",
-                       "--correct-counts", "4", "20", "--out", str(out)])
+    summary = st.main(["--steps", "6", "--seeds", "0,1", "--group-sizes", "2,4",
+                       "--correct-counts", "4,20", "--out", str(out)])
     rows = st.read_csv(out / "metrics.csv")
     assert len(rows) == 2 * 2 * 7
     assert {(row["seed"], row["R"]) for row in rows} == {(s, r) for s in (0, 1) for r in (2, 4)}
@@ -223,6 +223,6 @@ def test_script_writes_csv_summary_and_plots(tmp_path, capsys):
             assert (out / f"{name}{suffix}").stat().st_size > 1000
     assert "exact_zero_frac" in capsys.readouterr().out
     # running again does no training
-    st.main(["--steps", "6", "--seeds", "0", "1", "--group-sizes", "2", "4", "--correct-counts", "4", "20",
+    st.main(["--steps", "6", "--seeds", "0,1", "--group-sizes", "2,4", "--correct-counts", "4,20",
              "--out", str(out)])
     assert capsys.readouterr().out.count("skip") == 4
