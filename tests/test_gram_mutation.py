@@ -804,3 +804,462 @@ def test_batched_and_func_references_use_the_mask_and_real_token_positions():
     for name in loop:
         assert _rel(batched[name], loop[name]) < 1e-10, name
     assert _rel(func_gram(model, ids, mask, start, "mean").K, naive_gram(model, ids, mask, start, "mean").K) < 1e-10
+
+
+# -- engine ---------------------------------------------------------------------------------------
+
+
+class _Pair(tuple):
+    """A namedtuple-like output (has _fields), read by attribute downstream."""
+    _fields = ("h", "g")
+
+    def __new__(cls, h, g):
+        return super().__new__(cls, (h, g))
+
+    h = property(lambda self: self[0])
+    g = property(lambda self: self[1])
+
+
+class _TupleEmbed(nn.Module):
+    """A root (its input is token ids) without a rule that returns a tuple."""
+
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(vocab, width, dtype=F64))
+
+    def forward(self, ids):
+        e = self.weight[ids]
+        return e, 0.5 * e
+
+
+class _ListPositions(nn.Module):
+    """A root without a rule that returns a list."""
+
+    def __init__(self, length, width):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(length, width, dtype=F64))
+
+    def forward(self, positions):
+        return [self.weight[positions]]
+
+
+class _TwoOutputs(nn.Module):
+    """Two outputs that both reach the loss, in a namedtuple-like container."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.3 * torch.randn(width, dtype=F64))
+
+    def forward(self, h):
+        return _Pair(h * self.weight, torch.tanh(h) * self.weight)
+
+
+class _KeywordMix(nn.Module):
+    """Called with keyword arguments: a list (a batched tensor and a number) and a dict of an (R,) tensor."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.3 * torch.randn(width, dtype=F64))
+
+    def forward(self, h, extras=None, scales=None):
+        return h + torch.tanh(h * self.weight * extras[0] * extras[1]) * scales["s"][:, None, None]
+
+
+class _SharedGate(nn.Module):
+    """No rule; reads another module's Linear weight (so that weight has a factor and a dense block)."""
+
+    def __init__(self, linear):
+        super().__init__()
+        self.weight = linear.weight
+
+    def forward(self, h):
+        return h + 0.1 * torch.tanh(h @ self.weight.T)
+
+
+class _EngineLM(nn.Module):
+    """Vocabulary 5, width 3 (odd sizes). Every kind of use the engine must handle: root modules
+    returning a tuple and a list, a namedtuple-like output of two used tensors, keyword inputs
+    (list, dict), a LayerNorm used twice (two dense uses), a Linear whose weight is also read by a
+    module without a rule (a factor and a dense block), a Linear with a frozen bias, a Linear whose
+    output never reaches the loss, a module that is never called, and an odd-sized LM head."""
+
+    def __init__(self, seed: int = 0):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.embed = _TupleEmbed(5, 3)
+        self.pos = _ListPositions(8, 3)
+        self.norm = nn.LayerNorm(3).to(F64)
+        self.two = _TwoOutputs(3)
+        self.mix = _KeywordMix(3)
+        self.proj = nn.Linear(3, 3).to(F64)
+        self.proj.bias.requires_grad_(False)
+        self.gate = _SharedGate(self.proj)
+        self.dead = nn.Linear(3, 3).to(F64)
+        self.spare = nn.Linear(2, 2).to(F64)
+        self.head = nn.Linear(3, 5).to(F64)
+        with torch.no_grad():
+            self.norm.weight.add_(0.3 * torch.randn(3, dtype=F64))
+            self.norm.bias.add_(0.3 * torch.randn(3, dtype=F64))
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=None):
+        rollouts, length = input_ids.shape
+        if position_ids is None:
+            position_ids = torch.arange(length)[None].expand(rollouts, length)
+        real = attention_mask.sum(1) if attention_mask is not None else torch.full((rollouts,), length)
+        e, e2 = self.embed(input_ids)
+        (p,) = self.pos(position_ids)
+        h = self.norm(e + p)
+        pair = self.two(h)
+        h = self.mix(pair.h + pair.g, extras=[e2, 3.0], scales={"s": real.to(F64) / 10})
+        h = self.gate(self.proj(h))
+        self.dead(h)
+        h = self.norm(h)
+        return type("Output", (), {"logits": self.head(torch.tanh(h))})()
+
+
+def _engine_batch():
+    g = torch.Generator().manual_seed(7)
+    ids = torch.randint(0, 5, (3, 6), generator=g)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1]])
+    return ids, mask, torch.tensor([2, 3, 2])
+
+
+def test_engine_equals_the_naive_loop_on_every_kind_of_use():
+    """K, every per-parameter Gram matrix, the GRPO and weighted gradients and the bookkeeping
+    (strategies, rules, dtypes) of rollout_gram equal the naive per-rollout loop on _EngineLM, for
+    each strategy. Unused parameters (spare) get K = 0, strategy "unused", rule "none" and zero
+    weighted gradients in the product dtype; the frozen bias is not a parameter of theta."""
+    from grpo_verify.gram import naive_gram, rollout_gram
+    model = _EngineLM()
+    ids, mask, start = _engine_batch()
+    adv = torch.tensor([1.0, -2.0, 0.5], dtype=F64)
+    naive = naive_gram(model, ids, mask, start, "sum", advantages=adv)
+    ones = naive_gram(model, ids, mask, start, "sum", advantages=torch.ones(3, dtype=F64)).grpo_gradients
+    for strategy in ("auto", "ghost", "materialise"):
+        result = rollout_gram(model, ids, mask, start, "sum", advantages=adv, weightings={"ones": torch.ones(3)},
+                              strategy=strategy)
+        assert _rel(result.K, naive.K) < 1e-10, strategy
+        assert set(result.per_parameter) == set(naive.per_parameter) and "proj.bias" not in result.per_parameter
+        for name, k in naive.per_parameter.items():
+            if float(k.abs().max()) == 0:
+                assert float(result.per_parameter[name].abs().max()) == 0, (strategy, name)
+            else:
+                assert _rel(result.per_parameter[name], k) < 1e-10, (strategy, name)
+            for got, want in ((result.grpo_gradients[name], naive.grpo_gradients[name]),
+                              (result.weighted_gradients["ones"][name], ones[name])):
+                assert got.dtype == F64 and got.shape == want.shape, (strategy, name)
+                assert float((got - want).abs().max()) <= 1e-10 * max(float(want.abs().max()), 1.0), (strategy, name)
+        assert result.strategies["spare.weight"] == "unused" and result.rules["spare.weight"] == "none"
+        assert result.rules["head.weight"] == "linear_rule" and result.rules["embed.weight"] == "exact_fallback"
+        assert result.rules["proj.weight"] == "exact_fallback,linear_rule"
+        assert result.strategies["proj.weight"] == "materialise"  # a dense block: never the ghost form
+        assert result.strategies["norm.weight"] == "dense"
+        assert result.singular_values is None
+    assert float(naive.per_parameter["dead.weight"].abs().max()) == 0  # the dead branch really is dead
+
+
+def test_engine_contracts_each_use_during_the_backward():
+    """A use is contracted as soon as all its outputs have their gradients (so activations are
+    dropped early): when flush() starts after the backward, the only pending use is the one whose
+    output never got a gradient (dead), and the only accumulators not finalised are dead's and the
+    never-called spare's."""
+    from grpo_verify.gram import engine as gram_engine, rollout_gram
+    seen = {}
+    honest = gram_engine._GramEngine.flush
+
+    def flush(self):
+        seen["pending"] = sorted(type(u.module).__name__ + ":" + str(id(u.module) == id(self_model.dead))
+                                 for u in self.uses)
+        seen["open"] = sorted(self.names[pid] for pid, acc in self.acc.items() if acc.open_uses >= 0)
+        return honest(self)
+
+    self_model = _EngineLM()
+    ids, mask, start = _engine_batch()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gram_engine._GramEngine, "flush", flush)
+        rollout_gram(self_model, ids, mask, start, "sum")
+    assert seen == {"pending": ["Linear:True"], "open": ["dead.bias", "dead.weight", "spare.bias", "spare.weight"]}
+
+
+class _DimLM(nn.Module):
+    """Embedding (V = 5, d) -> Linear mid (d -> d0, no bias) -> tanh -> Linear head (d0 -> 5, no bias)."""
+
+    def __init__(self, d: int, d0: int):
+        super().__init__()
+        torch.manual_seed(1)
+        self.embed = nn.Embedding(5, d).to(F64)
+        self.mid = nn.Linear(d, d0, bias=False).to(F64)
+        self.head = nn.Linear(d0, 5, bias=False).to(F64)
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=None):
+        return type("Output", (), {"logits": self.head(torch.tanh(self.mid(self.embed(input_ids))))})()
+
+
+def test_auto_strategy_compares_the_closed_form_costs_with_the_weightings():
+    """One rollout of T = 2 positions (R T = 2). mid = Linear(4 -> 2): ghost (R T)^2 (d0 + d1) = 24,
+    materialise R T d0 d1 + R^2 d0 d1 = 24, a tie, which "auto" resolves to materialise; one
+    weighting adds R T d0 d1 = 16 to ghost and R d0 d1 = 8 to materialise (40 > 32: materialise).
+    mid = Linear(16 -> 16) with two weightings: ghost 4 * 32 + 2 * 512 = 1152 < materialise
+    768 + 2 * 256 = 1280: ghost; without weightings 128 < 768: ghost."""
+    from grpo_verify.gram import naive_gram, rollout_gram
+    ids = torch.tensor([[1, 3]])
+    tie = _DimLM(4, 2)
+    assert rollout_gram(tie, ids, None, 0, "sum").strategies["mid.weight"] == "materialise"
+    assert rollout_gram(tie, ids, None, 0, "sum", advantages=[1.0]).strategies["mid.weight"] == "materialise"
+    wide = _DimLM(16, 16)
+    for weightings in (None, {"a": [1.0], "b": [2.0]}):
+        result = rollout_gram(wide, ids, None, 0, "sum", weightings=weightings)
+        assert result.strategies["mid.weight"] == "ghost", weightings
+        assert _rel(result.K, naive_gram(wide, ids, None, 0, "sum").K) < 1e-10
+
+
+def test_engine_asks_for_the_product_and_accumulate_dtypes(monkeypatch):
+    """A float64 model with product_dtype=float32: every ghost contraction (self and tied cross
+    terms) and every dense Gram is asked for float32 products summed in float64."""
+    from test_gram import batch, tiny_llama
+    from grpo_verify.gram import rollout_gram
+    asked = []
+    ghost, dense = contract.ghost_cross, contract.dense_gram
+
+    def ghost_cross(u, v, dtype, chunk_elements, accumulate=None):
+        asked.append(("ghost", u is v, dtype, accumulate))
+        return ghost(u, v, dtype, chunk_elements, accumulate)
+
+    def dense_gram(block, dtype, chunk_elements, accumulate=None):
+        asked.append(("dense", True, dtype, accumulate))
+        return dense(block, dtype, chunk_elements, accumulate)
+
+    monkeypatch.setattr(contract, "ghost_cross", ghost_cross)
+    monkeypatch.setattr(contract, "dense_gram", dense_gram)
+    ids, mask, start = batch("right")
+    rollout_gram(tiny_llama(True), ids, mask, start, "mean", strategy="ghost", product_dtype=F32)
+    assert {kind for kind, *_ in asked} == {"ghost", "dense"} and ("ghost", False, F32, F64) in asked
+    assert {(dtype, accumulate) for _, _, dtype, accumulate in asked} == {(F32, F64)}
+
+
+def test_rollout_gram_messages_verbatim():
+    """The errors a user sees: a bad strategy or unknown, a module without a rule under
+    unknown='error', advantages or a weighting of the wrong length, a model producing NaN."""
+    from grpo_verify.gram import rollout_gram
+    model = _EngineLM()
+    ids, mask, start = _engine_batch()
+    cases = [
+        (dict(strategy="fast"), ValueError, "strategy must be 'auto', 'ghost' or 'materialise', got 'fast'"),
+        (dict(unknown="skip"), ValueError, "unknown must be 'exact' or 'error', got 'skip'"),
+        (dict(unknown="error"), TypeError, "no Gram rule for _TupleEmbed (owns ['weight']); register one in "
+                                           "grpo_verify.gram.layers or pass unknown='exact'"),
+        (dict(advantages=[1.0, 2.0]), ValueError, "advantages must have shape (3,), got (2,)"),
+        (dict(weightings={"w": torch.ones(4)}), ValueError, "weighting 'w' must have shape (3,), got (4,)"),
+    ]
+    for kwargs, error, message in cases:
+        with pytest.raises(error) as err:
+            rollout_gram(model, ids, mask, start, "sum", **kwargs)
+        assert str(err.value) == message, kwargs
+    broken = _DimLM(2, 2)
+    with torch.no_grad():
+        broken.head.weight.fill_(float("nan"))
+    with pytest.raises(FloatingPointError) as err:
+        rollout_gram(broken, torch.tensor([[1, 2], [3, 4]]), None, 0, "sum")
+    assert str(err.value) == (
+        "non-finite rollout objectives [nan, nan]: the model's forward produced NaN/inf (e.g. transformers' eager "
+        "attention in float64 with left padding turns fully masked pad rows into NaN, which then leaks through 0 * NaN)")
+
+
+def test_rollout_gram_defaults_and_options():
+    """Defaults: no mask (every token real), start 0, aggregation "mean", no singular values, the
+    parameters frozen during the pass (skip_weight_grads); "constant" defaults to the padded length
+    and takes a given constant; skip_weight_grads=False gives the same K; Python-float advantages are
+    taken in float64; a float32 model's objectives are returned in float64."""
+    from grpo_verify.gram import naive_gram, rollout_gram
+    model = _DimLM(3, 3)
+    ids = torch.tensor([[1, 3, 2, 4], [0, 2, 2, 1]])
+    frozen = []
+    handle = model.head.register_forward_hook(lambda m, i, o: frozen.append(m.weight.requires_grad))
+    default = rollout_gram(model, ids)
+    handle.remove()
+    assert frozen == [False] and model.head.weight.requires_grad
+    assert _rel(default.K, naive_gram(model, ids, None, 0, "mean").K) < 1e-10
+    assert _rel(rollout_gram(model, ids, aggregation="constant").K,
+                naive_gram(model, ids, None, 0, "constant", constant=4.0).K) < 1e-10
+    assert _rel(rollout_gram(model, ids, None, 1, "constant", constant=2.5).K,
+                naive_gram(model, ids, None, 1, "constant", constant=2.5).K) < 1e-10
+    unfrozen = rollout_gram(model, ids, None, 1, "sum", skip_weight_grads=False)
+    assert _rel(unfrozen.K, naive_gram(model, ids, None, 1, "sum").K) < 1e-10
+    adv = [0.1, -0.7]  # not float32 numbers
+    result = rollout_gram(model, ids, None, 1, "sum", advantages=adv)
+    assert result.singular_values is None
+    want = naive_gram(model, ids, None, 1, "sum", advantages=adv).grpo_gradients
+    for name, g in want.items():
+        assert _rel(result.grpo_gradients[name], g) < 1e-13, name
+    model32 = _DimLM(3, 3).to(F32)
+    assert rollout_gram(model32, ids).objectives.dtype == F64
+
+
+def test_rollout_gram_with_an_unused_trainable_parameter_and_no_batch_gradients():
+    """skip_weight_grads=False differentiates every trainable parameter, one of which the forward
+    never reads (allow_unused); if that is the only trainable one, the objectives do not require
+    grad and no backward is run: K = 0, strategy "unused"."""
+    from grpo_verify.gram import naive_gram, rollout_gram
+    model = _DimLM(3, 3)
+    model.spare = nn.Linear(2, 2).to(F64)
+    ids = torch.tensor([[1, 3, 2, 4], [0, 2, 2, 1]])
+    result = rollout_gram(model, ids, None, 1, "sum", skip_weight_grads=False)
+    assert _rel(result.K, naive_gram(model, ids, None, 1, "sum").K) < 1e-10
+    for p in model.parameters():
+        p.requires_grad_(False)
+    model.spare.weight.requires_grad_(True)
+    only = rollout_gram(model, ids, None, 1, "sum", skip_weight_grads=False)
+    assert torch.equal(only.K, torch.zeros(2, 2, dtype=F64)) and only.strategies == {"spare.weight": "unused"}
+
+
+# -- engine helpers and loss ------------------------------------------------------------------------
+
+
+def test_group_of_labels():
+    from grpo_verify.gram.engine import group_of
+    name = "model.layers.3.self_attn.q_proj.weight"
+    assert group_of(name, "parameter") == name
+    assert group_of(name, "module") == "model.layers.3.self_attn.q_proj"
+    assert group_of("lm head.weight", "module") == "lm head"
+    assert group_of("bias", "module") == "bias"
+    assert group_of(name, "layer") == "model.layers.3"
+    assert group_of("model.norm.weight", "layer") == "model.norm"
+    assert group_of("scale", "layer") == "scale"
+    assert group_of(name, "type") == "self_attn.q_proj.weight"
+    assert group_of("model.norm.weight", "type") == "model.norm.weight"
+    assert group_of(name, lambda n: n[:5]) == "model"
+    with pytest.raises(ValueError) as err:
+        group_of(name, "block")
+    assert str(err.value) == "groups must be None, 'parameter', 'module', 'layer', 'type' or a callable, got 'block'"
+
+
+def _gram_result():
+    """K = diag(1, 1e-5, 0): layer 0 holds both (singular values 1 and 3.2e-3), lm_head none."""
+    from grpo_verify.gram.engine import GramResult
+    parts = {"model.layers.0.a.weight": torch.diag(torch.tensor([1.0, 0.0, 0.0], dtype=F64)),
+             "model.layers.0.b.weight": torch.diag(torch.tensor([0.0, 1e-5, 0.0], dtype=F64)),
+             "lm_head.weight": torch.zeros(3, 3, dtype=F64)}
+    return GramResult(K=sum(parts.values()), per_parameter=parts, objectives=torch.zeros(3, dtype=F64))
+
+
+def test_rank_metrics_use_the_relative_tolerance():
+    """Singular values 1 and 3.2e-3: both count at the default tolerance, only 1 at relative 1e-2,
+    for K and for the layer-0 group."""
+    result = _gram_result()
+    assert result.rank_metrics().tolerance_rank == 2
+    assert result.rank_metrics(relative_tolerance=1e-2).tolerance_rank == 1
+    assert {k: m.tolerance_rank for k, m in result.group_rank_metrics().items()} == {"model.layers.0": 2,
+                                                                                   "lm_head": 0}
+    groups = result.group_rank_metrics(relative_tolerance=1e-2)
+    assert {k: m.tolerance_rank for k, m in groups.items()} == {"model.layers.0": 1, "lm_head": 0}
+
+
+def test_group_rank_metrics_default_grouping():
+    """No spec: the result's own groups if it has them, else by layer; a spec regroups."""
+    result = _gram_result()
+    assert set(result.group_rank_metrics()) == {"model.layers.0", "lm_head"}
+    result.groups = {"all": result.K.clone()}
+    assert set(result.group_rank_metrics()) == {"all"}
+    assert result.group_rank_metrics()["all"].tolerance_rank == 2
+    assert set(result.group_rank_metrics("type")) == {"a.weight", "b.weight", "lm_head.weight"}
+    assert set(result.group_rank_metrics("parameter")) == set(result.per_parameter)
+
+
+def test_relative_error_and_matrix_singular_values():
+    from grpo_verify.gram.engine import matrix_singular_values, relative_error
+    assert relative_error([3, 4], [0, 0]) == 5.0
+    assert relative_error([0.0, 0.0], [0.0, 0.0]) == 0.0
+    assert relative_error([1, 1], [1, 0]) == 1.0
+    assert relative_error(torch.tensor([0.0, 0.1]), torch.tensor([0.0, 0.5])) == pytest.approx(0.8, rel=1e-7)
+    assert relative_error(torch.tensor([True, False]), torch.tensor([1.0, 1.0])) == pytest.approx(2 ** -0.5, rel=1e-15)
+    sv = matrix_singular_values({"m": torch.tensor([[3.0, 0.0], [0.0, 4.0]], dtype=F32), "v": torch.ones(3)})
+    assert set(sv) == {"m"} and sv["m"].dtype == F64 and sv["m"].tolist() == [4.0, 3.0]
+
+
+def test_completion_start_and_weights():
+    """as_completion_start: a long tensor (R,), from an int or R ints; the exact errors for a wrong
+    shape or a start outside [0, L] (L itself allowed: an empty completion). completion_weights:
+    mean by default; the exact errors; sum weights 1; constant weights 1 / C for C > 0 only."""
+    from grpo_verify.gram import loss
+    assert loss.as_completion_start(torch.tensor([1, 2], dtype=torch.int32), 2, 4).dtype == torch.long
+    assert loss.as_completion_start([1.0, 3.0], 2, 4).tolist() == [1, 3]
+    assert loss.as_completion_start(4, 2, 4).tolist() == [4, 4]
+    for args, message in [(([1, 2, 3], 2, 4), "completion_start must be a scalar or have shape (2,), got (3,)"),
+                          (([-1, 2], 2, 4), "completion_start must lie in [0, 4], got [-1, 2]"),
+                          (([1, 5], 2, 4), "completion_start must lie in [0, 4], got [1, 5]")]:
+        with pytest.raises(ValueError) as err:
+            loss.as_completion_start(*args)
+        assert str(err.value) == message
+    ids = torch.zeros(2, 5, dtype=torch.long)
+    assert loss.default_constant(ids, 4) == 1.0 and loss.default_constant(ids, 5) == 1.0
+    mask = torch.tensor([[1, 1, 1, 1], [0, 1, 1, 1]])
+    assert torch.equal(loss.completion_weights(mask, 1), torch.tensor([[0, 1 / 3, 1 / 3, 1 / 3], [0, 0, 0.5, 0.5]],
+                                                                      dtype=F64))
+    assert torch.equal(loss.completion_weights(mask, 2, "sum"), torch.tensor([[0, 0, 1, 1], [0, 0, 1, 1.0]], dtype=F64))
+    assert torch.equal(loss.completion_weights(mask, 3, "constant", 0.5), torch.tensor([[0, 0, 0, 2], [0, 0, 0, 2.0]],
+                                                                                        dtype=F64))
+    for args, message in [((mask, 0, "median"),
+                           "aggregation must be one of ('mean', 'sum', 'constant'), got 'median'"),
+                          ((mask, 4, "mean"), "aggregation='mean' needs >= 1 completion token per rollout, got counts "
+                                              "[0, 0]"),
+                          ((mask, 0, "constant"), "aggregation='constant' needs a positive constant, got None"),
+                          ((mask, 0, "constant", 0.0), "aggregation='constant' needs a positive constant, got 0.0"),
+                          ((mask, 0, "constant", -1.0), "aggregation='constant' needs a positive constant, got -1.0")]:
+        with pytest.raises(ValueError) as err:
+            loss.completion_weights(*args)
+        assert str(err.value) == message
+
+
+def test_rollout_objectives_are_in_the_dtype_of_the_log_probabilities():
+    """float32 logits, float64 weights 1/3: l = sum_t w log p comes back in float32, the dtype of the
+    log-probabilities (uniform logits over 2 tokens: log p = -log 2, l = -log 2)."""
+    from grpo_verify.gram import loss
+    logits = torch.zeros(1, 4, 2, dtype=F32)
+    ids = torch.tensor([[0, 1, 0, 1]])
+    weights = torch.tensor([[0.0, 1 / 3, 1 / 3, 1 / 3]], dtype=F64)
+    got = loss.rollout_objectives(logits, ids, weights)
+    assert got.dtype == F32
+    assert abs(got.item() + 0.6931471805599453) < 1e-6  # -log 2, to float32 round-off
+
+
+class _NamedEmbed(nn.Module):
+    """A root module (its input is token ids) that returns a namedtuple, or a dict."""
+
+    def __init__(self, as_dict: bool):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(5, 3, dtype=F64))
+        self.as_dict = as_dict
+
+    def forward(self, ids):
+        from collections import namedtuple
+        e = self.weight[ids]
+        return {"h": e} if self.as_dict else namedtuple("Embedded", "h")(e)
+
+
+class _NamedRootLM(nn.Module):
+    def __init__(self, as_dict: bool):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = _NamedEmbed(as_dict)
+        self.head = nn.Linear(3, 5).to(F64)
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, use_cache=None):
+        out = self.embed(input_ids)
+        h = out["h"] if isinstance(out, dict) else out.h
+        return type("Output", (), {"logits": self.head(torch.tanh(h))})()
+
+
+@pytest.mark.parametrize("as_dict", [False, True], ids=["namedtuple", "dict"])
+def test_a_root_module_returning_a_namedtuple_or_dict_is_differentiated(as_dict):
+    """Bug found by the _reroot survivors: with the parameters frozen for the pass, a root module's
+    outputs are made graph roots - but a namedtuple (or dict) output was returned as it was, so no
+    gradient reached it and its parameters' Gram block was silently 0 (K too small). Now the
+    namedtuple is rebuilt with its type and a dict updated in place, and K equals the naive loop."""
+    from grpo_verify.gram import naive_gram, rollout_gram
+    model = _NamedRootLM(as_dict)
+    ids = torch.tensor([[1, 2, 3], [4, 0, 2]])
+    result = rollout_gram(model, ids, None, 0, "sum")
+    naive = naive_gram(model, ids, None, 0, "sum")
+    assert float(naive.per_parameter["embed.weight"].abs().max()) > 0.1
+    assert _rel(result.per_parameter["embed.weight"], naive.per_parameter["embed.weight"]) < 1e-10
+    assert _rel(result.K, naive.K) < 1e-10

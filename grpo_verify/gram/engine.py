@@ -128,10 +128,14 @@ def _reroot(output, roots: list):
             output = output.detach().requires_grad_(True)
             roots.append(output)
         return output
-    if isinstance(output, tuple) and not hasattr(output, "_fields"):
-        return tuple(_reroot(o, roots) for o in output)
+    if isinstance(output, tuple):
+        items = tuple(_reroot(o, roots) for o in output)
+        return type(output)(*items) if hasattr(output, "_fields") else items  # a namedtuple keeps its type
     if isinstance(output, list):
         return [_reroot(o, roots) for o in output]
+    if isinstance(output, dict):  # in place, so a ModelOutput keeps its type and attributes
+        for key, value in list(output.items()):
+            output[key] = _reroot(value, roots)
     return output
 
 
