@@ -54,7 +54,7 @@ from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.models import SMOLLM2_GGUF, smollm2_gguf
 from grpo_verify.gram import func_gram, naive_gram, relative_error, rollout_gram
 from grpo_verify.gram.loss import completion_weights, position_ids_from_mask, rollout_objectives
-from grpo_verify.render import output_problem, write_atomically
+from grpo_verify.outputs import output_problem, write_atomically
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # the engine's dtypes: per-rollout gradient products, and the sums of K's dot products

@@ -48,7 +48,7 @@ import torch
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.estimators import ADVANTAGE_KINDS
-from grpo_verify.render import output_problem, write_atomically
+from grpo_verify.outputs import output_problem, write_atomically
 from grpo_verify.training import (
     AdvantageFn,
     advantage_function,
@@ -160,7 +160,7 @@ def _train(cfg: Config, seed: int, group_size: int, advantages: AdvantageFn | No
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """write(tmp) into a temporary file next to ``path``, then rename it over ``path`` (0644-style
-    permissions, not mkstemp's 0600): grpo_verify.render.write_atomically."""
+    permissions, not mkstemp's 0600): grpo_verify.outputs.write_atomically."""
     write_atomically(path, write)
 
 

@@ -7,78 +7,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
 
 import grpo_verify
 from grpo_verify import latex
 from grpo_verify.proof import ResultReport
 from grpo_verify.proof.catalog import families
-
-
-def write_atomically(path: Path, content: str | Callable[[Path], None]) -> None:
-    """Write ``content`` (text, or ``content(tmp)`` writing a file at ``tmp``) via a temporary file in the
-    same folder, then rename it over ``path``: an interrupted run leaves no half file. The file gets the
-    usual permissions (0666 less the umask), not mkstemp's private 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o666 & ~umask)
-            if not callable(content):
-                f.write(content)
-        if callable(content):
-            content(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def output_problem(path: Path, kind: str = "folder", files: tuple[str, ...] = ()) -> str:
-    """Why ``path`` cannot receive the output ("" if it can), found without creating anything.
-
-    ``kind`` is "folder" (the output folder, whose ``files`` will be written in it) or "file" (one output
-    file, written atomically: a temporary file in its folder renamed over it). A missing path is fine
-    if its nearest existing ancestor is a folder in which files can be created (tried with a
-    temporary file, so read-only mounts and root's view of permissions are both right).
-    """
-    path = Path(path)
-    if path.exists():
-        if kind == "folder":
-            if not path.is_dir():
-                return "it exists and is not a folder"
-            for name in files:
-                if (path / name).is_dir():
-                    return f"{path / name} is a folder, where the output file {name} should go"
-            return _cannot_create_in(path)
-        if path.is_dir():
-            return "it is a folder, not a file"
-        if not path.is_file():
-            return "it exists and is not a regular file"
-        return _cannot_create_in(path.parent)
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return f"{ancestor} is a file, not a folder, so it cannot be created"
-    return _cannot_create_in(ancestor)
-
-
-def _cannot_create_in(folder: Path) -> str:
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe."):
-            pass
-    except OSError as exc:
-        return f"cannot create files in {folder} ({exc.strerror or exc})"
-    return ""
+from grpo_verify.outputs import output_problem, write_atomically  # noqa: F401 - re-exported
 
 
 def check_all(progress=sys.stderr) -> tuple[list, dict[str, ResultReport]]:

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import grpo_verify
 from grpo_verify import latex
-from grpo_verify.render import check_all, compile_pdf, output_problem, write_atomically
+from grpo_verify.outputs import output_problem, write_atomically
+from grpo_verify.render import check_all, compile_pdf
 
 from . import junit, ledger
 from .runs import InputError, load_run, load_synthetic
