@@ -968,17 +968,16 @@ def test_engine_contracts_each_use_during_the_backward():
     honest = gram_engine._GramEngine.flush
 
     def flush(self):
-        seen["pending"] = sorted(type(u.module).__name__ + ":" + str(id(u.module) == id(self_model.dead))
-                                 for u in self.uses)
+        seen["pending"] = [(type(u.module).__name__, u.module is model.dead) for u in self.uses]
         seen["open"] = sorted(self.names[pid] for pid, acc in self.acc.items() if acc.open_uses >= 0)
         return honest(self)
 
-    self_model = _EngineLM()
+    model = _EngineLM()
     ids, mask, start = _engine_batch()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(gram_engine._GramEngine, "flush", flush)
-        rollout_gram(self_model, ids, mask, start, "sum")
-    assert seen == {"pending": ["Linear:True"], "open": ["dead.bias", "dead.weight", "spare.bias", "spare.weight"]}
+        rollout_gram(model, ids, mask, start, "sum")
+    assert seen == {"pending": [("Linear", True)], "open": ["dead.bias", "dead.weight", "spare.bias", "spare.weight"]}
 
 
 class _DimLM(nn.Module):
@@ -1263,3 +1262,41 @@ def test_a_root_module_returning_a_namedtuple_or_dict_is_differentiated(as_dict)
     assert float(naive.per_parameter["embed.weight"].abs().max()) > 0.1
     assert _rel(result.per_parameter["embed.weight"], naive.per_parameter["embed.weight"]) < 1e-10
     assert _rel(result.K, naive.K) < 1e-10
+
+
+# -- contract.row_gram and _cast --------------------------------------------------------------------
+
+
+def _row_gram_ops(rows, accumulate):
+    with OpLog() as log:
+        out = contract.row_gram(rows, accumulate)
+    copies = [shapes[0] for shapes in log.shapes("_to_copy", rows.dtype)]
+    return out, copies, bool(log.shapes("bmm"))
+
+
+def test_row_gram_blocks_only_rows_of_lower_precision_with_a_whole_block():
+    """float32 rows, float64 sums: blocks of 128 columns are multiplied in float32 (one bmm) and only
+    the tail past the last whole block is cast to float64 (300 = 2 * 128 + 44; at exactly 128 columns
+    there is no tail); rows of the accumulate dtype, of higher precision or of another format with
+    as many bits (bfloat16 rows, float16 sums) are cast once and multiplied in one GEMM. The tail
+    product is exact in float64: a tail entry 4097 gives 4097^2 = 2^24 + 8193, not a float32 number."""
+    ones = torch.ones(2, 300, dtype=F32)
+    out, copies, blocked = _row_gram_ops(ones, F64)
+    assert blocked and copies == [(2, 44)] and torch.equal(out, torch.full((2, 2), 300.0, dtype=F64))
+    out, copies, blocked = _row_gram_ops(ones[:, :128], F64)
+    assert blocked and copies == [] and torch.equal(out, torch.full((2, 2), 128.0, dtype=F64))
+    for rows, accumulate in [(torch.ones(2, 256, dtype=F64), F32), (torch.ones(2, 256, dtype=torch.bfloat16),
+                                                                    torch.float16)]:
+        out, copies, blocked = _row_gram_ops(rows, accumulate)
+        assert not blocked and copies == [(2, 256)] and out.dtype == accumulate and float(out[0, 1]) == 256.0
+    tail = torch.zeros(1, 129, dtype=F32)
+    tail[0, 128] = 4097.0
+    assert contract.row_gram(tail, F64).item() == 4097.0 ** 2
+
+
+def test_cast_leaves_index_tensors_and_matching_dtypes_alone():
+    ids = torch.tensor([1, 2])
+    assert contract._cast(ids, F32) is ids
+    x = torch.ones(2, dtype=F32)
+    assert contract._cast(x, None) is x and contract._cast(x, F32) is x
+    assert contract._cast(x, F64).dtype == F64
