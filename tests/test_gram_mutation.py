@@ -169,11 +169,11 @@ def test_ghost_cross_goes_a_rollout_of_v_at_a_time_when_v_does_not_fit():
 
 def test_ghost_cross_casts_v_at_once_exactly_when_it_fits_the_budget():
     """The fit test is (a entries if dense, none if index) + b entries <= chunk_elements: at the
-    boundary the factor is cast at once (products against all R T_v rows), one entry below it not."""
+    boundary the factor is cast at once (products against all R T_v = 6 rows), one entry below it
+    not (products against one rollout's T_v = 3 rows)."""
     u = _ids_factor(2, 5)
-    v_index = _ids_factor(2, 3)                  # 6 b entries, the index a not counted
+    v_index = _ids_factor(2, 3)                  # 18 b entries (2, 3, 3), the index a not counted
     v_dense = _dense_factor(2, 3)                # 24 a entries (2, 3, 4) and 18 b (2, 3, 3)
-    v_index = contract.Factor(a=v_index.a, b=v_index.b, a_size=4)
     size_index = v_index.b.numel()
     size_dense = v_dense.a.numel() + v_dense.b.numel()
     fits = {chunk: {c for _, c in _ghost_products(u, v_index, chunk)[0]} for chunk in (size_index, size_index - 1)}
