@@ -18,7 +18,8 @@ from grpo_verify.gram.reference import per_rollout_gradients
 
 FIXTURE = Path(__file__).parent / "fixtures" / "gsm8k_small.jsonl"
 BASE = ["--model", "tiny-random", "--dataset-file", str(FIXTURE), "--num-prompts", "2", "--group-sizes", "2,4",
-        "--max-new-tokens", "6", "--bootstrap", "50", "--no-progress", "--device", "cpu", "--threads", "1"]
+        "--max-new-tokens", "6", "--bootstrap", "50", "--no-progress", "--device", "cpu", "--threads", "1",
+        "--layer-controls"]
 
 
 def _args(out: Path, *extra: str, plots: bool = False) -> list[str]:

@@ -31,6 +31,47 @@ PACKAGES = ("torch", "transformers", "numpy", "math-verify", "datasets", "tqdm",
             "tokenizers", "grpo-verify")
 
 
+class StageTicker:
+    """Shows on the progress bar what a group is doing and for how long, refreshed every second from
+    a daemon thread, so a long stage (a backward over 135M parameters, the per-layer SVDs) is seen to
+    move."""
+
+    def __init__(self, bar, period: float = 1.0):
+        import threading
+        self.bar, self.period, self.text, self.since = bar, period, "", time.perf_counter()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = None
+        if not getattr(bar, "disable", True):
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+
+    def enter(self, text: str) -> None:
+        with self._lock:
+            self.text, self.since = text, time.perf_counter()
+        self._show()
+
+    def leave(self) -> None:
+        with self._lock:
+            self.text = ""
+        self._show()
+
+    def _show(self) -> None:
+        with self._lock:
+            text = f"{self.text} ({time.perf_counter() - self.since:.0f} s)" if self.text else ""
+        self.bar.set_postfix_str(text, refresh=True)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.period):
+            self._show()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.bar.close()
+
+
 class RunError(RuntimeError):
     """A refused run (existing output, a resume with a different config)."""
 
@@ -73,7 +114,15 @@ def prepare_out(cfg: Config, model_spec: str) -> tuple[Path, set[tuple[int, int]
         print(f"--resume: nothing to resume in {out}; starting a fresh run", flush=True)
         return out, set(), []
     import json
-    saved = json.loads(config_path.read_text())
+    try:
+        saved = json.loads(config_path.read_text(encoding="utf-8"))
+        if not isinstance(saved, dict) or not isinstance(saved.get("options"), dict):
+            raise ValueError("expected an object with an 'options' object")
+    except (ValueError, UnicodeDecodeError) as err:
+        where = f" (line {err.lineno}, column {err.colno}: {err.msg})" if isinstance(err, json.JSONDecodeError) \
+            else f" ({err})"
+        raise RunError(f"--resume: {config_path} is not a readable config of this tool{where}; it was not written "
+                       "by python -m grpo_verify.empirical, or it was edited or truncated") from None
     diffs = [k for k, v in cfg.compared().items() if saved["options"].get(k) != v]
     if saved.get("model_spec") != model_spec:
         diffs.append(f"model (resolved: saved {saved.get('model_spec')!r}, now {model_spec!r})")
@@ -88,23 +137,50 @@ def prepare_out(cfg: Config, model_spec: str) -> tuple[Path, set[tuple[int, int]
 def main(argv: list[str] | None = None, *, stop_after_items: int | None = None) -> int:
     cfg = config_from_args(argv)
     threads = torch.get_num_threads()
+    state: dict = {}
     try:
         cfg.validate()
-        return run(cfg, stop_after_items=stop_after_items)
-    except (ValueError, data.DataError, models.ModelError, RunError) as err:
+        return run(cfg, stop_after_items=stop_after_items, state=state)
+    except (ValueError, data.DataError, models.ModelError, RunError, store.OutError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\n" + interrupted_message(state, sys.argv[1:] if argv is None else list(argv)), file=sys.stderr)
+        return 130
     finally:
         torch.set_num_threads(threads)  # main() may be called in-process (tests): leave no global change
 
 
-def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
+def interrupted_message(state: dict, argv: list[str]) -> str:
+    """One line after Ctrl-C: what is saved and how to continue."""
+    out = state.get("out")
+    if out is None or not (Path(out) / "config.json").exists():
+        return "interrupted before anything was saved; nothing to resume"
+    items = state.get("items", 0)
+    options = [a for a in argv if a != "--resume"]
+    command = "python -m grpo_verify.empirical " + " ".join(options + ["--resume"])
+    return (f"interrupted: {items} finished groups are saved in {out}/results.jsonl; continue with: {command}")
+
+
+def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None = None) -> int:
     from tqdm.auto import tqdm
+    state = {} if state is None else state
     t_start = time.perf_counter()
+    # 2. device, the options left to it, model choice, problems, --out: every input error surfaces
+    #    before anything is loaded or written
+    device = models.resolve_device(cfg.device)
+    cuda = device.type == "cuda"
+    cfg, notes = cfg.resolved(cuda)
+    cfg.validate()
+    for note in notes:
+        print(f"default for this machine: {note}", flush=True)
+    if not cuda and notes:
+        print("the paper's setting (GSM8K, Nemotron-Mini-4B, 20 prompts, R = 2, 4, 8, every control) runs by "
+              "default on a CUDA machine: python -m grpo_verify.empirical --out DIR (or see "
+              "experiments/empirical_gpu.sh)", flush=True)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    # 2. device, model choice, problems: every input error surfaces before --out is written
-    device = models.resolve_device(cfg.device)
+    store.check_out_dir(Path(cfg.out))
     model_spec = cfg.model
     if model_spec is None:
         model_spec, why = models.default_model(torch.cuda.is_available() and device.type == "cuda")
@@ -112,6 +188,7 @@ def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
     models.check_model_arg(model_spec, device)
     problems = load_problems(cfg)
     out, done, records = prepare_out(cfg, model_spec)
+    state["out"], state["items"] = out, len(records)
     # 3. the model
     t0 = time.perf_counter()
     loaded = models.load(model_spec, device, cfg.dtype, cfg.revision, cfg.trust_remote_code, cfg.seed)
@@ -148,18 +225,22 @@ def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
     other = "partial" if cfg.reward == "binary" else "binary"
     other_name = "partial_credit" if cfg.reward == "binary" else "binary_reward"
     todo = [(p, R) for p in problems for R in cfg.group_sizes if (p.index, R) not in done]
-    bar_gen = tqdm(total=len(todo), desc="generation", disable=not cfg.progress, position=0)
-    bar_grad = tqdm(total=len(todo), desc="gradients ", disable=not cfg.progress, position=1)
+    bar = tqdm(total=len(todo), desc="groups", unit="group", disable=not cfg.progress, dynamic_ncols=True)
+    stage = StageTicker(bar)
     finished = 0
     for problem, R in todo:
         seed = derived_seed(cfg.seed, problem.index, R)
         t0 = time.perf_counter()
+        stage.enter(f"prompt {problem.index + 1}/{len(problems)}, R={R}: sampling {R} completions")
         ro = sample_group(model, tok, prompt_ids(tok, problem, cfg.answer_format), R, temperature=cfg.temperature,
                           top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens, seed=seed)
         t_gen = time.perf_counter() - t0
-        bar_gen.update()
         rewards = reward.score(ro.texts, problem.reference, cfg.reward, cfg.strict_format)
         other_rewards = reward.score(ro.texts, problem.reference, other, cfg.strict_format)
+        shown = "".join(str(int(x)) for x in rewards) if cfg.reward == "binary" else \
+            ",".join(f"{x:.2f}" for x in rewards)
+        stage.enter(f"prompt {problem.index + 1}/{len(problems)}, R={R}, rewards {shown}: forward, backward, "
+                    "per-layer spectra")
         measured = measure_group(model, ro, rewards, other_rewards, other_name, cfg,
                                  derived_seed(cfg.seed, "controls", problem.index, R))
         measured["seconds"]["generation"] = round(t_gen, 3)
@@ -170,12 +251,14 @@ def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
                   "measure": measured}
         store.append_jsonl(results_path, record)
         records.append(record)
-        bar_grad.update()
+        state["items"] = len(records)
+        stage.leave()
+        bar.update()
         finished += 1
         if stop_after_items is not None and finished >= stop_after_items:
+            stage.close()
             raise Interrupted(f"stopped after {finished} items (test hook)")
-    bar_gen.close()
-    bar_grad.close()
+    stage.close()
     # 6. training
     train_records = None
     if cfg.train_steps:
@@ -198,7 +281,10 @@ def run(cfg: Config, *, stop_after_items: int | None = None) -> int:
                                                "items_this_invocation": finished, "items_total": len(records)})
     print(f"done: {len(records)} items ({finished} this run) in {elapsed:.0f} s; wrote {out}/", flush=True)
     for R, c in summary["counts"].items():
-        print(f"  R={R}: {c['items']} groups, {c['degenerate']} degenerate, mean reward {c['mean_reward']}")
+        mixed = c["items"] - c["degenerate"]
+        print(f"  R={R}: {c['items']} groups, {mixed} with mixed rewards, {c['degenerate']} degenerate (all rewards "
+              f"equal), mean reward {c['mean_reward']:.3f}")
+    print(f"  table: {out}/table.md" + (f"; plots: {out}/*.png" if cfg.plots and records else ""))
     return 0
 
 

