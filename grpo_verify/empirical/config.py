@@ -110,8 +110,8 @@ class Config:
         if self.threads is None and not cuda:
             changes["threads"] = 1
             notes.append("--threads 1 (no CUDA device: on a small or shared CPU, torch's default threads "
-                         "compete with other work and can make a matmul or SVD 10-40x slower; see "
-                         "experiments/bench_threads.py)")
+                         "compete with other work; a float64 SVD ran 169x slower with 2 threads than with 1 on a "
+                         "2-core machine with one core busy: experiments/bench_threads.py)")
         return replace(self, **changes), notes
 
     def validate(self) -> None:
@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--resume", action="store_true", help="continue an interrupted run in --out (same config)")
     o.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads; default 1 on a CPU (OpenMP threads competing with other processes "
-                        "can make LAPACK/matmul 10-40x slower on a small machine: experiments/bench_threads.py), "
+                        "made a float64 SVD 169x slower on a 2-core machine: experiments/bench_threads.py), "
                         "torch's own with CUDA")
     o.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
     o.add_argument("--no-plots", dest="plots", action="store_false", help="skip the PNG/PDF plots")

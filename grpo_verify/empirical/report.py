@@ -241,8 +241,9 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
         steps = [t["step"] for t in train]
         from matplotlib.ticker import MaxNLocator
         keys = sorted({k for t in train if t["sparsity"] for k in t["sparsity"]}, key=_threshold_order)
-        for k in keys:
-            ax[0].plot(steps, [t["sparsity"][k] if t["sparsity"] else np.nan for t in train], marker=".", label=k)
+        for n, k in enumerate(keys):  # the thresholds' curves may coincide: each its own marker
+            ax[0].plot(steps, [t["sparsity"][k] if t["sparsity"] else np.nan for t in train], marker="osD^v"[n % 5],
+                       fillstyle="none", label=k)
         ax[0].set_ylabel("fraction of gradient coordinates")
         ax[0].set_title("coordinate sparsity of the step's gradient", fontsize=9)
         ax[1].plot(steps, [t["zero_advantage_group_fraction"] for t in train], marker=".", label="zero-advantage groups")
