@@ -3,7 +3,9 @@ r"""D5 Bias of the group baseline: the group mean shrinks the policy gradient by
 With rollouts $o_1, \dots, o_R$ drawn i.i.d. from $\pi_\theta$, rewards $r_i$, scores $g_i$ (one coordinate)
 and $\nabla J = E[r g]$ (the score-function identity of D1), the group-mean baseline gives
 $E[(r_i - \bar r) g_i] = \frac{R-1}{R} \nabla J$ and the leave-one-out baseline
-$r_i - \frac{1}{R-1} \sum_{j \ne i} r_j$ is exactly unbiased. Both are proved twice: by expectation algebra
+$r_i - \frac{1}{R-1} \sum_{j \ne i} r_j$ is exactly unbiased; since
+$r_i - \bar r = \frac{R-1}{R}(r_i - \bar r_{-i})$, the no-std GRPO estimator is exactly $\frac{R-1}{R}$ times
+the RLOO estimator (symbolic $R$). Both expectations are proved twice: by expectation algebra
 (linearity, independence of different rollouts, $E[g] = 0$, identical distribution; $R \ge 2$ symbolic) and
 by brute-force enumeration of all $K^R$ outcome tuples of a finite model with symbolic probabilities, rewards
 and mean-zero scores ($R, K \in \{2, 3\}$). With std scaling and binary rewards, conditioning on rollout $i$
@@ -137,6 +139,30 @@ leave_one_out_baseline_is_unbiased = Result(
         Step(E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
         Step(G, "score-function identity", "$E[r_i g_i] = \\nabla J$ (D1).", using=(SCORE_FUNCTION,)),
     ),
+)
+
+group_centred_reward_is_scaled_leave_one_out_reward = Result(
+    name="group_centred_reward_is_scaled_leave_one_out_reward",
+    doc="$r_i - \\bar r = \\frac{R-1}{R} (r_i - \\bar r_{-i})$ with $\\bar r_{-i} = \\frac{1}{R-1} \\sum_{j \\ne i} r_j$: "
+        "the no-std GRPO advantage is $(R-1)/R$ times the RLOO (leave-one-out) advantage, whose baseline does not "
+        "depend on $o_i$.",
+    lhs=r[i] - group_mean(),
+    rhs=(R - 1) / R * (r[i] - leave_one_out_sum / (R - 1)),
+    assumptions=(GROUP,),  # R >= 2: the leave-one-out mean divides by R - 1
+    rule="arithmetic", why="$\\bar r = (r_i + \\sum_{j \\ne i} r_j)/R$.",
+)
+
+no_std_group_estimator_is_scaled_rloo_estimator = Result(
+    name="no_std_group_estimator_is_scaled_rloo_estimator",
+    doc="Summed over the group: $\\frac{1}{R} \\sum_i (r_i - \\bar r) g_i = \\frac{R-1}{R} \\cdot \\frac{1}{R} \\sum_i "
+        "(r_i - \\bar r_{-i}) g_i$. The no-std GRPO estimator is exactly $(R-1)/R$ times the RLOO estimator (unbiased, "
+        "above), so its only bias is that factor: $E = \\frac{R-1}{R} \\nabla J$.",
+    lhs=sp.Sum((r[i] - group_mean()) * g[i], (i, 1, R)) / R,
+    rhs=(R - 1) / R * sp.Sum((r[i] - leave_one_out_sum / (R - 1)) * g[i], (i, 1, R)) / R,
+    assumptions=(GROUP,),
+    rule="sums split, constants pulled out",
+    why="Both sides are $\\frac{1}{R} \\sum_i r_i g_i - \\frac{1}{R^2} (\\sum_j r_j)(\\sum_i g_i)$: the previous result, "
+        "term by term.",
 )
 
 # == exact verification on a finite model =========================================================
@@ -360,13 +386,18 @@ def _scaled_gradient_table(scale: str, sizes=(2, 3, 4)):
 
 BINARY_MODEL = Assumption("three outcomes, two correct (probabilities $q_1, q_2$) and one wrong, "
                           "$p = q_1 + q_2$, scores $\\gamma_a$ with mean zero; $\\epsilon \\ge 0$ symbolic")
+# the model needs it (the wrong outcome's score divides by its probability), but the enumerated sums
+# never divide by it: each score is multiplied by its probability, which SymPy cancels as it builds them
+WRONG_OUTCOME_POSSIBLE = Assumption("the wrong outcome has probability $1 - q_1 - q_2 > 0$ (its score "
+                                    "$\\gamma_3 = -(q_1 \\gamma_1 + q_2 \\gamma_2)/(1 - q_1 - q_2)$ divides by it)",
+                                    positive=1 - q1 - q2, context=True)
 _sample_lhs, _sample_rhs = _scaled_gradient_table("sample")
 sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
     name="sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
     doc="On a three-outcome binary-reward model, enumerating all tuples gives $E[A_1 g_1] = c_R(p) \\nabla J$ "
         "exactly for $R = 2, 3, 4$ (sample std, symbolic $\\epsilon$).",
     lhs=_sample_lhs, rhs=_sample_rhs,
-    assumptions=(BINARY_MODEL,),
+    assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE),
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
 )
 
@@ -375,7 +406,7 @@ population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
     name="population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
     doc="The same with the population std: $E[A_1 g_1] = c_R(p) \\nabla J$ exactly for $R = 2, 3$.",
     lhs=_pop_lhs, rhs=_pop_rhs,
-    assumptions=(BINARY_MODEL,),
+    assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE),
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
 )
 

@@ -112,17 +112,24 @@ total_variance_is_minimised_by_optimal_baseline = Result(
     ),
 )
 
+_b_star_k = E(r[n] * g[n] ** 2) / E(g[n] ** 2)
 coordinate_variance_is_minimised_by_coordinate_optimal_baseline = Result(
     name="coordinate_variance_is_minimised_by_coordinate_optimal_baseline",
-    doc="Per coordinate $k$: $\\operatorname{Var}((r - b) g_k) = E[(r - b)^2 g_k^2] - E[r g_k]^2$ equals its value at "
+    doc="Per coordinate $k$, with the score of mean zero ($E[g_k] = 0$): $\\operatorname{Var}((r - b) g_k) = "
+        "E[(r - b)^2 g_k^2] - E[(r - b) g_k]^2 = E[(r - b)^2 g_k^2] - E[r g_k]^2$ equals its value at "
         "$b^*_k = E[r g_k^2]/E[g_k^2]$ plus $E[g_k^2](b - b^*_k)^2$.",
-    lhs=E((r[n] - b) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2,
-    rhs=(E((r[n] - E(r[n] * g[n] ** 2) / E(g[n] ** 2)) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2
-         + E(g[n] ** 2) * (b - E(r[n] * g[n] ** 2) / E(g[n] ** 2)) ** 2),
-    assumptions=(FINITE, Assumption("$E[g_k^2] > 0$; $g[n]$ is the $k$-th coordinate of $g_n$",
-                                    positive=E(g[n] ** 2))),
-    rule="linearity of expectation, complete the square",
-    why="Both sides are quadratics in $b$ with the same coefficients once the sums are split.",
+    lhs=E((r[n] - b) ** 2 * g[n] ** 2) - E((r[n] - b) * g[n]) ** 2,
+    rhs=(E((r[n] - _b_star_k) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2 + E(g[n] ** 2) * (b - _b_star_k) ** 2),
+    assumptions=(FINITE, ZERO_MEAN_SCORE,
+                 Assumption("$E[g_k^2] > 0$; $g[n]$ is the $k$-th coordinate of $g_n$", positive=E(g[n] ** 2))),
+    steps=(
+        Step(E((r[n] - b) ** 2 * g[n] ** 2) - (E(r[n] * g[n]) - b * E(g[n])) ** 2, "linearity of expectation"),
+        Step(E((r[n] - b) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2, "the score has mean zero",
+             "$E[g_k] = 0$, so $E[(r - b) g_k] = E[r g_k]$ for every $b$.", using=(ZERO_MEAN_SCORE,)),
+        Step(E((r[n] - _b_star_k) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2 + E(g[n] ** 2) * (b - _b_star_k) ** 2,
+             "complete the square", "Both sides are quadratics in $b$ with the same coefficients once the sums "
+             "are split."),
+    ),
 )
 
 optimal_baseline_minus_mean_reward_is_covariance_ratio = Result(
@@ -389,13 +396,20 @@ softmax_example_mean_baseline_excess_variance_is_one_fortieth = Result(
     rule="evaluation", why="$E \\lVert g \\rVert^2 (b - b^*)^2$ with $E \\lVert g \\rVert^2 = 1 - S = 5/8$.",
 )
 
-one_minus_S_positive_for_every_K = Remark(
-    "one_minus_S_positive_for_every_K",
-    "$1 - S > 0$ is proved for $K = 3$; for every $K$ only the identity $1 - S = \\sum_a \\pi_a (1 - \\pi_a)$ is. "
-    "The kernel's sum rule would conclude $\\sum_a \\pi_a (1 - \\pi_a) > 0$ from $\\pi_a (1 - \\pi_a) > 0$ for every "
-    "$a$, but $\\pi_a < 1$ follows from the normalisation only through the other terms, and the kernel has no "
-    "universally quantified hypotheses to state it per term; results that need $1 - S > 0$ for every $K$ "
-    "assume it.",
+# The same policy with the reference logit fixed (theta_3 = 0, as D6 parametrises the bandit): the score
+# has only the free coordinates b = 1, 2, so its norm and hence b* differ.
+squared_score_norms_K3_reference_logit = [sum((sp.KroneckerDelta(act, col) - PI_SYMBOLS[col]) ** 2 for col in range(2))
+                                          for act in range(3)]
+softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths = Result(
+    name="softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths",
+    doc="The optimal baseline depends on the parametrisation. With the reference logit fixed ($\\theta_3 = 0$, only "
+        "$\\theta_1, \\theta_2$ free, as in D6) the same policy $\\pi = (1/2, 1/4, 1/4)$ and rewards $r = (1, 0, 0)$ have "
+        "scores $(\\delta_{ab} - \\pi_b)_{b \\le 2}$, $\\lVert g \\rVert^2 = (5/16, 13/16, 5/16)$, and "
+        "$b^* = (5/32)/(7/16) = 5/14$, not the $3/10$ of $K$ free logits; both differ from $E[r] = 1/2$.",
+    lhs=at_example(optimal_constant_baseline(PI_SYMBOLS, R_SYMBOLS, squared_score_norms_K3_reference_logit)),
+    rhs=sp.Rational(5, 14),
+    assumptions=(EXAMPLE_ASSUMPTION,),
+    rule="evaluation",
 )
 
 group_mean_is_not_the_population_mean = Remark(
