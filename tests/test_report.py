@@ -363,7 +363,7 @@ def test_markdown_and_latex_contain_every_claim_quoted(tmp_path):
             assert claim.quote in md
             assert ledger.tex(claim.quote) in tex
     assert "arXiv:2606.29238" in md and "2606.29238" in tex
-    assert "![../smol/effective_rank_vs_R.png](../smol/effective_rank_vs_R.png)" in md
+    assert f"![{ledger.figure_caption('../smol/effective_rank_vs_R.png')}](../smol/effective_rank_vs_R.png)" in md
     assert r"\includegraphics" in tex and "effective_rank_vs_R.png" in tex
     assert "|mean - 2| <= 0.5" in md
 
@@ -378,6 +378,30 @@ def test_document_compiles_with_pdflatex(tmp_path):
     with cli._cwd(out):
         compile_pdf(Path("ledger.tex"), "pdflatex")
     assert (out / "ledger.pdf").read_bytes().startswith(b"%PDF")
+
+
+# -- reproducibility of the committed ledger --------------------------------------------------------
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = REPO / "docs" / "ledger"
+
+
+def _floats(value):
+    if isinstance(value, float):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _floats(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _floats(v)
+
+
+def test_numbers_are_rounded_to_fixed_significant_digits():
+    assert ledger.rounded(0.70361236569231) == ledger.rounded(0.7036123656923099) == 0.703612
+    assert ledger.rounded(4.7017469755767026e-09) == ledger.rounded(4.701746975576702e-09) == 4.70175e-09
+    assert ledger.rounded(0.0) == 0.0 and ledger.rounded(-2.5) == -2.5
+    assert ledger.rounded_numbers({"a": [1, True, 0.1 + 0.2, (2.0000001234,)], "b": "0.30000000000000004"}) == \
+        {"a": [1, True, 0.3, [2.0]], "b": "0.30000000000000004"}
 
 
 # -- the command line ------------------------------------------------------------------------------

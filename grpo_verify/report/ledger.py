@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +70,30 @@ def test_selectors(claim: Claim, infos: dict[str, DerivationInfo]) -> list[str]:
 
 def all_selectors(infos: dict[str, DerivationInfo], claims: Sequence[Claim] = CLAIMS) -> list[str]:
     return sorted({s for c in claims for s in test_selectors(c, infos)})
+
+
+# -- numbers -------------------------------------------------------------------------------------
+SIGNIFICANT_DIGITS = 6
+
+
+def rounded(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
+    """``x`` to ``digits`` significant digits, so that the ledger's numbers do not depend on the last
+    bits of a computation (summation order, library version): ``repr`` of the result is at most that long."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    return float(f"{x:.{digits}g}")
+
+
+def rounded_numbers(obj):
+    """Every float in a JSON-ready structure (dicts, lists, tuples) through :func:`rounded`; ints, bools
+    and strings unchanged."""
+    if isinstance(obj, float):
+        return rounded(obj)
+    if isinstance(obj, dict):
+        return {k: rounded_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [rounded_numbers(v) for v in obj]
+    return obj
 
 
 # -- building ------------------------------------------------------------------------------------
@@ -209,7 +235,9 @@ def _run_training_text(r: dict, arrow: str) -> str:
 def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]] | None, runs: Sequence[Run],
           synthetic: Synthetic | None, out_dir: Path, *, test_source: str, source_root: Path | None = None,
           version: str = "", claims: Sequence[Claim] = CLAIMS) -> dict:
-    """``outcomes`` None means the tests were not run (--skip-tests)."""
+    """``outcomes`` None means the tests were not run (--skip-tests). The verdicts are decided on the
+    numbers as read or computed; the returned ledger holds every float to :data:`SIGNIFICANT_DIGITS`
+    significant digits (:func:`rounded_numbers`), which the Markdown and LaTeX then format."""
     out_dir = Path(out_dir)
     ledger_claims = []
     for claim in claims:
@@ -257,14 +285,16 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
         entry.update(verdict=decision.verdict.value, reasons=decision.reasons, conditions=decision.conditions,
                      counterexamples=decision.counterexamples)
         ledger_claims.append(entry)
-    return {"paper": PAPER, "arxiv": ARXIV, "generator": f"python -m grpo_verify.report (grpo-verify {version})",
-            "tests": test_source, "runs": [run_entry(r, out_dir) for r in runs],
-            "tolerance": {"target": rules.TARGET_RANK, "absolute": rules.APPROX_TOLERANCE,
-                          "min_groups": rules.MIN_GROUPS, "primary": list(rules.PRIMARY),
-                          "rule": f"|mean - 2| <= {rules.APPROX_TOLERANCE} and CI overlapping "
-                                  f"[{rules.TARGET_RANK - rules.APPROX_TOLERANCE}, "
-                                  f"{rules.TARGET_RANK + rules.APPROX_TOLERANCE}], n >= {rules.MIN_GROUPS}"},
-            "rules": rules_text(), "claims": ledger_claims}
+    return rounded_numbers({
+        "paper": PAPER, "arxiv": ARXIV, "generator": f"python -m grpo_verify.report (grpo-verify {version})",
+        "tests": test_source, "runs": [run_entry(r, out_dir) for r in runs],
+        "tolerance": {"target": rules.TARGET_RANK, "absolute": rules.APPROX_TOLERANCE,
+                      "min_groups": rules.MIN_GROUPS, "primary": list(rules.PRIMARY),
+                      "rule": f"|mean - 2| <= {rules.APPROX_TOLERANCE} and CI overlapping "
+                              f"[{rules.TARGET_RANK - rules.APPROX_TOLERANCE}, "
+                              f"{rules.TARGET_RANK + rules.APPROX_TOLERANCE}], n >= {rules.MIN_GROUPS}"},
+        "rules": rules_text(), "claims": ledger_claims,
+    })
 
 
 def rules_text() -> list[str]:
@@ -376,12 +406,12 @@ def _md_rank(sec: dict, ledger: dict) -> list[str]:
     L = ["", "### Measurements", "",
          f"Tolerance: \"effective rank ~ 2\" means {tol['rule']}. Verdict series: {', '.join(tol['primary'])}. "
          f"Paper setting runs: {', '.join(sec['paper_runs']) or 'none'}; measured instead: {sec['measured_instead']}.",
-         "", "| matrix | rank definition | Nemotron-4B / GSM8K | " + " | ".join(ids) + " |",
+         "", "| " + " | ".join(["matrix", "rank definition", "Nemotron-4B / GSM8K"] + ids) + " |",
          "|---|---|---|" + "---|" * len(ids)]
     for row in sec["rows"]:
-        L.append(f"| {row['matrix_label']} | {row['metric_label']} | {row['paper_setting']} | "
-                 + " | ".join(_md_cell(e) for e in row["runs"]) + " |")
-    L += [""] + [f"![{p}]({p})" for p in sec["plots"]]
+        L.append("| " + " | ".join([row["matrix_label"], row["metric_label"], row["paper_setting"]]
+                                   + [_md_cell(e) for e in row["runs"]]) + " |")
+    L += [""] + _md_figures(sec["plots"])
     return L
 
 
@@ -416,7 +446,7 @@ def _md_sparsity(sec: dict) -> list[str]:
         L += ["", _run_training_text(r, "->")]
     if sec["runs"]:
         L += ["", TRAINING_RUNS_NOTE]
-    L += [""] + [f"![{p}]({p})" for p in sec["plots"] if p.endswith(".png")]
+    L += [""] + _md_figures(sec["plots"])
     return L
 
 
@@ -425,11 +455,25 @@ _UNICODE_TEX = {"\u2248": "$\\approx$", "\u2208": "$\\in$", "\u2264": "$\\le$", 
                 "\u2014": "---", "\u2013": "--", "\u00d7": "$\\times$", "\u2192": "$\\to$"}
 
 
+_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
+HEX_GROUP = 8
+
+
+def breakable_hex(code: str) -> str:
+    """Long hexadecimal strings (32 digits or more: sha256, commits) in escaped LaTeX: typewriter type with
+    a line-break point every 8 characters, so that a 64-character hash wraps instead of running off the page."""
+    def split(m: re.Match) -> str:
+        h = m.group(0)
+        return r"\texttt{" + r"\allowbreak{}".join(h[i:i + HEX_GROUP] for i in range(0, len(h), HEX_GROUP)) + "}"
+    return _HEX_RUN.sub(split, code)
+
+
 def tex(text: str, where: str = "ledger") -> str:
-    """Prose to LaTeX: the few non-ASCII characters of quotations become maths, the rest via latex.prose."""
+    """Prose to LaTeX: the few non-ASCII characters of quotations become maths, the rest via latex.prose;
+    long hexadecimal strings may break every 8 characters."""
     for ch, rep in _UNICODE_TEX.items():
         text = text.replace(ch, rep)
-    return latex.prose(text, where)
+    return breakable_hex(latex.prose(text, where))
 
 
 def _tex_fmt_cell(e: dict) -> str:
@@ -437,25 +481,63 @@ def _tex_fmt_cell(e: dict) -> str:
     return r"\newline ".join(parts or ["--"]) + r"\newline \textbf{" + tex(e["status"].replace("~", "about ")) + "}"
 
 
+FIGURE_CAPTIONS = {  # plain ASCII prose: the Markdown alt text and, escaped, the LaTeX caption
+    "effective_rank_vs_R": "Effective rank against the group size R (mean over prompts with its bootstrap CI; "
+                           "dashed: R, full rank; dash-dotted: 2, the paper's claim). Left: the R x R matrices G, "
+                           "centred G and diag(a) G for each weighting a; right: the per-layer weight gradients "
+                           "(median over the 2-D weights).",
+    "spectra": "The k-th singular value of each R x R matrix over its largest (mean over prompts), one panel "
+               "per group size R.",
+    "train_sparsity": "Real GRPO training, per step: coordinate sparsity of the step's gradient at each threshold "
+                      "(left); the fraction of zero-advantage groups and the mean reward (right).",
+    "exact_zero_gradient_probability": "Synthetic training, per step and group size R: the exact expected "
+                                       "fraction of zero-gradient groups.",
+    "zero_advantage_fraction": "Synthetic training, per step and group size R: the sampled fraction of groups "
+                               "whose advantages are all 0.",
+}
+
+
+def figure_caption(path: str) -> str:
+    """What a plot shows, by its file stem, and the run (folder) it belongs to."""
+    p = Path(path)
+    what = FIGURE_CAPTIONS.get(p.stem, f"Plot {p.stem.replace('_', ' ')}.")
+    return f"{what} From {p.parent.name}."
+
+
+def _md_figures(paths: Sequence[str]) -> list[str]:
+    return [f"![{figure_caption(p)}]({p})" for p in paths if p.endswith(".png")]
+
+
+def _tex_path(path: str) -> str:
+    """A relative path in typewriter type that may break after each slash."""
+    return r"\texttt{" + r"/\allowbreak{}".join(tex(part) for part in path.split("/")) + "}"
+
+
 def _figures(paths: Sequence[str], graphics: bool, width: str = r"0.8\linewidth") -> list[str]:
-    """One figure per plot stem: the PDF version when the run wrote one, else the PNG."""
+    """One figure per plot stem: the PDF version when the run wrote one, else the PNG; under it a caption
+    saying what it shows and, in small type, the file."""
     out = []
     for path in paths:
         if not path.endswith(".png"):
             continue
         pdf = path[:-4] + ".pdf"
         use = pdf if pdf in paths else path
+        caption = r"\textbf{Figure.} " + tex(figure_caption(use)) + r"\\{}{\footnotesize File: " + _tex_path(use) + "}"
         if not graphics:
-            out.append(rf"\noindent Figure: \texttt{{{tex(use)}}}\par")
+            out.append(r"\noindent " + caption + r"\par")
             continue
-        out.append(r"\begin{center}\includegraphics[width=" + width + r"]{\detokenize{" + use + r"}}\\"
-                   + rf"\footnotesize\texttt{{{tex(use)}}}\end{{center}}")
+        out.append(r"\begin{center}\includegraphics[width=" + width + r"]{\detokenize{" + use + r"}}\par"
+                   + r"\parbox{0.9\linewidth}{\small " + caption + r"}\end{center}")
     return out
 
 
 def latex_document(ledger: dict, graphics: bool = True) -> str:
-    B = [r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage[margin=1.8cm]{geometry}",
-         r"\usepackage{amsmath,amssymb,longtable,array}"]
+    B = [r"\documentclass[10pt]{article}",
+         # a reproducible PDF under pdfTeX: no creation date, no trailer /ID, no PTEX.* entries
+         r"\ifdefined\pdftrailerid \pdfinfoomitdate=1 \pdftrailerid{} \pdfsuppressptexinfo=-1 \fi",
+         r"\usepackage[T1]{fontenc}", r"\usepackage[margin=1.8cm]{geometry}",
+         r"\usepackage{amsmath,amssymb,longtable,array}",
+         r"\setlength{\emergencystretch}{3em}"]  # a loose line rather than a hash or path run into the margin
     if graphics:
         B.append(r"\usepackage{graphicx}")
     B += [r"\title{Claims ledger: arXiv " + ledger["arxiv"] + "}",
@@ -533,11 +615,11 @@ def _tex_rank(sec: dict, ledger: dict, graphics: bool) -> list[str]:
                                                             f"instead: {sec['measured_instead']}.") + r"\par",
          r"{\footnotesize\begin{longtable}{p{0.14\linewidth}p{0.1\linewidth}p{0.1\linewidth}"
          + "".join(rf"p{{{width:.3f}\linewidth}}" for _ in ids) + "}",
-         "matrix & rank & Nemotron-4B / GSM8K & " + " & ".join(rf"\texttt{{{tex(i)}}}" for i in ids)
+         " & ".join(["matrix", "rank", "Nemotron-4B / GSM8K"] + [rf"\texttt{{{tex(i)}}}" for i in ids])
          + r" \\ \hline \endhead"]
-    for row in sec["rows"]:
-        B.append(f"{tex(row['matrix_label'])} & {tex(row['metric_label'])} & {tex(row['paper_setting'])} & "
-                 + " & ".join(_tex_fmt_cell(e) for e in row["runs"]) + r" \\ \hline")
+    for row in sec["rows"]:  # one cell per column: no run, no run columns
+        cells = [tex(row["matrix_label"]), tex(row["metric_label"]), tex(row["paper_setting"])]
+        B.append(" & ".join(cells + [_tex_fmt_cell(e) for e in row["runs"]]) + r" \\ \hline")
     B.append(r"\end{longtable}}")
     B += _figures(sec["plots"], graphics)
     return B
