@@ -404,6 +404,22 @@ def test_numbers_are_rounded_to_fixed_significant_digits():
         {"a": [1, True, 0.3, [2.0]], "b": "0.30000000000000004"}
 
 
+def test_the_committed_ledger_numbers_are_regenerated_from_the_committed_runs():
+    """The numeric parts of docs/ledger/ledger.json (runs, rank table, controls, sparsity), rebuilt from
+    the committed runs it names, are the committed strings; every float in it is already rounded."""
+    committed = json.loads((COMMITTED / "ledger.json").read_text())
+    assert all(x == ledger.rounded(x) for x in _floats(committed))
+    loaded = [runs.load_run(COMMITTED / r["path"]) for r in committed["runs"]]
+    sparsity = next(c["sparsity"] for c in committed["claims"] if "sparsity" in c)
+    synthetic = runs.load_synthetic(COMMITTED / sparsity["synthetic"]["path"]) if sparsity["synthetic"] else None
+    data = ledger.build(infos_for_all_claims(), None, loaded, synthetic, COMMITTED, test_source="not run")
+    dump = lambda x: json.dumps(x, indent=2)  # noqa: E731
+    assert dump(data["runs"]) == dump(committed["runs"])
+    for mine, theirs in zip(data["claims"], committed["claims"]):
+        for part in ("rank", "attribution", "sparsity"):
+            assert dump(mine.get(part)) == dump(theirs.get(part)), (theirs["key"], part)
+
+
 # -- the command line ------------------------------------------------------------------------------
 def _one_result_catalogue(progress=None):
     x = sp.Symbol("x", positive=True)
