@@ -1300,3 +1300,27 @@ def test_cast_leaves_index_tensors_and_matching_dtypes_alone():
     x = torch.ones(2, dtype=F32)
     assert contract._cast(x, None) is x and contract._cast(x, F32) is x
     assert contract._cast(x, F64).dtype == F64
+
+
+# -- tensors are made on the mask's device, not the default one --------------------------------------
+# On a CPU-only machine the mask's device and the default device are both the CPU, so a factory call
+# that forgets device= is invisible. With the default device switched to "meta" (shapes, no data) and
+# the mask on the CPU, every such call makes a meta tensor, which then fails or leaks into the result.
+@pytest.mark.parametrize("aggregation, extra", [("mean", {}), ("sum", {}), ("constant", {"constant": 3.0})])
+def test_completion_weights_do_not_depend_on_the_default_device(aggregation, extra):
+    from grpo_verify.gram.loss import completion_weights
+    mask = torch.tensor([[0, 1, 1, 1, 1], [1, 1, 1, 1, 0]])
+    expected = completion_weights(mask, [1, 2], aggregation, **extra)
+    with torch.device("meta"):
+        got = completion_weights(mask, [1, 2], aggregation, **extra)
+        scalar_start = completion_weights(mask, 2, aggregation, **extra)
+    assert got.device.type == "cpu" and torch.equal(got, expected)
+    assert scalar_start.device.type == "cpu"
+    assert torch.equal(scalar_start, completion_weights(mask, 2, aggregation, **extra))
+
+
+def test_completion_start_is_made_on_the_requested_device():
+    from grpo_verify.gram.loss import as_completion_start
+    with torch.device("meta"):
+        start = as_completion_start([0, 3], 2, 5, device=torch.device("cpu"))
+    assert start.device.type == "cpu" and start.tolist() == [0, 3]
