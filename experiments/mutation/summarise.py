@@ -6,8 +6,8 @@
 Reads mutmut's result files ``mutants/<path>.py.meta`` (the exit code of every mutant; mutmut's own
 status names, from ``mutmut.stats``) and the hand-checked list of equivalent mutants in
 ``experiments/mutation/annotations.json``. For each mutated module it counts the mutants by status and
-computes the kill rate as detected / (total - equivalent), where detected = killed + timeout (a
-mutant that makes the tests hang is caught, as in ``mutmut export-cicd-stats``). Every surviving
+computes the kill rate as detected / (total - equivalent), where detected = killed + timeout +
+segfault (a mutant that makes the tests hang or crash is caught, as in ``mutmut export-cicd-stats``). Every surviving
 mutant is listed with its diff lines and, if it is in the equivalent list, the reason; a survivor
 listed under "open" (not equivalent, not killed: e.g. only observable on an accelerator) is shown
 with its reason and counts against the kill rate; any other survivor is reported as unexplained. An equivalence entry whose recorded diff no longer
@@ -32,7 +32,9 @@ from mutmut.mutation.diff_apply import get_diff_for_mutant
 from mutmut.stats import status_by_exit_code
 
 HERE = Path(__file__).resolve().parent
-DETECTED = ("killed", "timeout")
+# a mutant whose test process crashes (mutmut's "segfault": the gram engine re-recording modules during
+# the backward recurses until the process dies) is caught like one that makes the tests hang
+DETECTED = ("killed", "timeout", "segfault")
 STATUSES = ("killed", "timeout", "survived", "no tests", "suspicious", "segfault", "skipped",
             "caught by type check", "check was interrupted by user", "not checked")
 
@@ -101,7 +103,7 @@ def summarise(results: dict[str, dict], annotations: dict) -> dict:
                 equivalent_count += 1
             survivors.append(entry)
         total = len(result["mutants"])
-        detected = counts["killed"] + counts["timeout"]
+        detected = sum(counts[s] for s in DETECTED)
         non_equivalent = total - equivalent_count
         modules[source] = {
             "total": total,
@@ -135,14 +137,15 @@ def cell(text: str) -> str:
 
 
 def markdown(summary: dict) -> str:
-    out = ["| module | mutants | killed | timeout | survived | equivalent | kill rate = (killed + timeout) / (total - equivalent) | mutant test time |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| module | mutants | killed | timeout | crashed | survived | equivalent | kill rate = (killed + timeout + crashed) / (total - equivalent) | mutant test time |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for source, m in summary["modules"].items():
         rate = "n/a" if m["kill_rate"] is None else f"{100 * m['kill_rate']:.1f} %"
         if m.get("not_checked"):
             rate += f" (incomplete: {m['not_checked']} not run)"
         out.append(f"| `{source}` | {m['total']} | {m.get('killed', 0)} | {m.get('timeout', 0)} | "
-                   f"{m.get('survived', 0)} | {m['equivalent']} | {rate} | {m['mutant_test_time_s']:.0f} s |")
+                   f"{m.get('segfault', 0)} | {m.get('survived', 0)} | {m['equivalent']} | {rate} | "
+                   f"{m['mutant_test_time_s']:.0f} s |")
     out += ["", "Surviving mutants (equivalent, or NOT KILLED with the reason):", "",
             "| module | mutant | diff (mutated line) | verdict: why |", "|---|---|---|---|"]
     for source, m in summary["modules"].items():
@@ -173,6 +176,8 @@ def markdown(summary: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotations", type=Path, default=HERE / "annotations.json")
+    parser.add_argument("--marker", default="summary",
+                        help="--readme writes between <!-- MARKER:start --> and <!-- MARKER:end -->")
     parser.add_argument("--out", type=Path, help="write the summary as JSON here")
     parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
                         help="only source files starting with PREFIX (repeatable), e.g. grpo_verify/gram/")
@@ -201,13 +206,14 @@ def main(argv: list[str] | None = None) -> int:
         if m.get("not_checked"):
             rate += f" (incomplete: {m['not_checked']} not run)"
         print(f"{source}: {m['total']} mutants, {m.get('killed', 0)} killed, {m.get('timeout', 0)} timeout, "
-              f"{m.get('survived', 0)} survived ({m['equivalent']} equivalent), kill rate {rate}")
+              f"{m.get('segfault', 0)} crashed, {m.get('survived', 0)} survived ({m['equivalent']} equivalent), "
+              f"kill rate {rate}")
     if args.markdown:
         print()
         print(markdown(summary))
     if args.readme:
         text = args.readme.read_text()
-        start, end = "<!-- summary:start -->\n", "<!-- summary:end -->"
+        start, end = f"<!-- {args.marker}:start -->\n", f"<!-- {args.marker}:end -->"
         head, _, rest = text.partition(start)
         _, _, tail = rest.partition(end)
         args.readme.write_text(f"{head}{start}{markdown(summary)}\n{end}{tail}")
