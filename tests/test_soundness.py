@@ -941,6 +941,10 @@ RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
         MatrixRank(sp.ImmutableMatrix([[sp.sin(x)**2 + sp.cos(x)**2 - 1, 0], [0, 1]])), 2)),  # every x: rank 1
     ("rank-radical_rows_proportional", lambda: claim(
         MatrixRank(sp.ImmutableMatrix([[sp.sqrt(2), sp.sqrt(6)], [1, sp.sqrt(3)]])), 2)),  # row 1 = sqrt 2 row 2
+    ("rank-undecided_entry_above_a_zero", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[sp.pi - 3], [0]])), 0)),  # pi - 3 != 0: rank 1 (undecided, not a zero)
+    ("rank-undecided_entry_below_a_zero", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[0], [sp.E - 2], [0]])), 0)),  # e - 2 != 0: rank 1
     # -- symbolic size: rank = trace only for an idempotent matrix
     ("rank-trace_of_a_non_idempotent_matrix", lambda: claim(
         MatrixRank(SquareMatrix(R, sp.Lambda((i, j), 2 * sp.KroneckerDelta(i, j)))), 2 * R)),  # rank R, trace 2R
@@ -1130,3 +1134,13 @@ def test_refusal_counts_as_not_proved():
 
     with pytest.raises(pytest.fail.Exception, match="crashed"):
         assert_not_proved(crashes)
+
+
+@needs_rank
+def test_a_false_symbolic_rank_bound_is_refuted_at_an_exact_point():
+    """rank([[x, 0], [0, 1]]) <= 1 fails at x = 1: the counterexample search evaluates the rank there
+    exactly (RankAtPoint), so the statement is refuted, not merely left unproved."""
+    report = claim(MatrixRank(sp.ImmutableMatrix([[x, 0], [0, 1]])), 1, "<=").check()
+    assert report.status is Status.REFUTED, report.summary()
+    assert "x = " in report.steps[0].detail
+
