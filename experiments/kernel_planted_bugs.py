@@ -56,7 +56,6 @@ PLANTS = [
  ("kernel.py", "        if h.has(x) and not _constant_bound(h, x):", "        if False:"),
  ("kernel.py", "    if not all(prove_condition(h, link_ctx)[0] for h in at_point):", "    if False:"),
  ("smt.py", "                                                         for b in limit)\n    return False", "                                                         for b in limit)\n    return True"),
- ("kernel.py", "    if link.status is Status.REFUTED and ctx.quantified:", "    if False:"),
  ("kernel.py", "    refutable = not ctx.quantified", "    refutable = True"),
  ("kernel.py", "        instances.append(condition.xreplace({index: at[lo, hi]}))", "        pass"),
  ("kernel.py", "                if q not in ctx.quantified:", "                if False:"),

@@ -536,18 +536,7 @@ def smooth_by_rewriting(o: definedness.Obligation, ctx: decide.Context) -> tuple
 def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.Context,
                 cache: dict) -> _Link:
     """``previous <relation> expr`` decided under ``ctx``: proved, refuted (an exact counterexample) or
-    unproved. The counterexample searches check the plain hypotheses only: with hypotheses for every
-    index of a range, a refutation is not trusted and the link is left unproved."""
-    link = _decide_link(previous, relation, expr, ctx, cache)
-    if link.status is Status.REFUTED and ctx.quantified:
-        return replace(link, status=Status.UNPROVED, route="",
-                       detail=f"not refuted: the candidate counterexample ({link.detail}) is not checked against "
-                              "the hypotheses for every index")
-    return link
-
-
-def _decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.Context,
-                 cache: dict) -> _Link:
+    unproved."""
     obligations, failure = discharge([previous, expr], ctx, cache)
     if failure:
         return _Link(Status.UNPROVED, failure, obligations=obligations)
