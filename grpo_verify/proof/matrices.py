@@ -167,4 +167,4 @@ class SquareMatrix(sp.Function):
         i, j = self.entry.variables
         body = r"\left(%s\right)_{%s, %s = 1}^{%s}" % (printer._print(self.entry.expr), printer._print(i),
                                                       printer._print(j), printer._print(self.size))
-        return body if exp is None else r"%s^{%s}" % (body, exp)
+        return body if exp is None else r"{%s}^{%s}" % (body, exp)  # the body ends in a superscript
