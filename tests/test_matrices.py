@@ -14,6 +14,14 @@ i, j = sp.symbols("i j", integer=True, positive=True)
 x = sp.Symbol("x", real=True)
 
 
+@pytest.fixture(autouse=True)
+def fresh_sympy_cache():
+    """SymPy caches Function objects by their arguments: a SquareMatrix built before (by another test, or
+    by mutmut's unmutated pass) would be returned without its eval running again."""
+    sp.core.cache.clear_cache()
+    yield
+
+
 def test_a_square_matrix_of_numeric_size_is_built_entry_by_entry_from_one():
     built = SquareMatrix(3, sp.Lambda((i, j), i + 10 * j)).doit()
     assert built == sp.ImmutableMatrix([[11, 21, 31], [12, 22, 32], [13, 23, 33]])
@@ -39,7 +47,7 @@ def test_the_size_is_evaluated_first_only_when_deep():
     assert matrix.doit(deep=False) == matrix
 
 
-@pytest.mark.parametrize("entry", [i + j, sp.Lambda(i, i)])
+@pytest.mark.parametrize("entry", [i + j, sp.Lambda(i, i), sp.Lambda((i, j, R), i)])
 def test_the_entry_must_be_a_lambda_of_two_indices(entry):
     with pytest.raises(ValueError, match=r"^SquareMatrix\(size, Lambda\(\(i, j\), entry\)\): the entry is a Lambda "
                                          r"of two indices$"):
