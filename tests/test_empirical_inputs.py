@@ -220,3 +220,15 @@ def test_an_in_process_run_leaves_torch_threads_as_they_were(tmp_path, capsys, n
     (tmp_path / "taken").write_text("x")  # refused after the thread count is set from --threads 1
     cli.main(TINY + ["--task", "arith", "--threads", str(before + 1), "--out", str(tmp_path / "taken")])
     assert torch.get_num_threads() == before
+
+
+def test_run_files_have_the_usual_permissions(tmp_path, capsys, monkeypatch):
+    import stat
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "run"
+        assert cli.main(TINY + ["--task", "arith", "--threads", "1", "--out", str(out)]) == 0, capsys.readouterr().err
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
+    assert modes and all(mode == 0o644 for mode in modes.values()), modes

@@ -44,7 +44,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     sees the old file or the new one, never a part."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.fchmod(fd, 0o666 & ~umask)  # the usual permissions, not mkstemp's private 0600
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
