@@ -171,7 +171,9 @@ CLAIMS: tuple[Claim, ...] = (
         "The variance-minimising constant baseline is $b^* = E[r\\|g\\|^2]/E\\|g\\|^2$; the mean reward is optimal "
         "iff $\\operatorname{Cov}(r, \\|g\\|^2) = 0$ (softmax bandit: iff $\\operatorname{Cov}_{a \\sim \\pi}(r_a, "
         "\\pi_a) = 0$, e.g. a uniform policy or constant reward). Counterexample to unconditional optimality: "
-        "$\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$ gives $b^* = 3/10 \\ne 1/2$.",
+        "$\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$ gives $b^* = 3/10 \\ne 1/2$ with $K$ free logits ($5/14$ with a "
+        "fixed reference logit: $b^*$ depends on the parametrisation). GRPO's own baseline is not a constant: the "
+        "no-std estimator is exactly $\\frac{R-1}{R}$ times the leave-one-out (RLOO) estimator.",
         (Cited("total_variance_is_minimised_by_optimal_baseline", S),
          Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", C,
                "the condition concerns the population mean $E[r]$ as a constant baseline; GRPO's group mean "
@@ -181,7 +183,10 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("uniform_policy_makes_mean_baseline_optimal", S),
          Cited("constant_reward_makes_mean_baseline_optimal", S),
          Cited("softmax_example_mean_baseline_is_not_optimal", K),
-         Cited("softmax_example_mean_baseline_excess_variance_is_one_fortieth", K)),
+         Cited("softmax_example_mean_baseline_excess_variance_is_one_fortieth", K),
+         Cited("softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths", K),
+         Cited("group_centred_reward_is_scaled_leave_one_out_reward", K),
+         Cited("no_std_group_estimator_is_scaled_rloo_estimator", K)),
         (PROPS + "test_d8_optimal_baseline_equals_closed_form_and_minimises_variance",
          PROPS + "test_d8_mean_baseline_is_optimal_under_the_covariance_condition",
          PROPS + "test_d8_mean_baseline_is_not_optimal_without_the_covariance_condition",
