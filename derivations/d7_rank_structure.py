@@ -38,7 +38,7 @@ from __future__ import annotations
 import sympy as sp
 from . import d2_grpo_surrogate as d2  # modules, not their results: a family lists only the results it defines
 from . import d4_zero_sum as d4
-from .notation import R, advantage, i
+from .notation import R, advantage, i, j
 from grpo_verify.proof import Assumption, as_written, MinimumAt, Remark, Result, Step
 from grpo_verify.proof.matrices import MatrixRank, SquareMatrix, exact_rank  # noqa: F401 - exact_rank: tests
 
@@ -148,6 +148,32 @@ common_score_component_cancels_from_group_gradient = Result(
              using=(d4.advantages_sum_to_zero,)),
         Step(sp.Sum(A_c * h[i], (i, 1, R)), "arithmetic"),
     ),
+)
+
+group_gradient_depends_only_on_centred_scores = Result(
+    name="group_gradient_depends_only_on_centred_scores",
+    doc="For any rewards, $\\sum_i A_i g_i = \\sum_i A_i (g_i - \\bar g)$ with $\\bar g = \\frac{1}{R} \\sum_j g_j$: "
+        "$G^T A = (C G)^T A$, $C = I - \\mathbf{1}\\mathbf{1}^T/R$. The GRPO update sees the score vectors only "
+        "through the centred scores, whose rank is at most $R - 1$.",
+    lhs=sp.Sum(A_c * g[i], (i, 1, R)),
+    rhs=sp.Sum(A_c * (g[i] - sp.Sum(g[j], (j, 1, R)) / R), (i, 1, R)),
+    assumptions=(GROUP, Assumption("$A_i = (r_i - \\bar r)/c$ with a common scale $c > 0$", context=True)),
+    steps=(
+        Step(sp.Sum(A_c * g[i], (i, 1, R)) - sp.Sum(g[j], (j, 1, R)) / R * d4.advantages_sum_to_zero.lhs,
+             "linearity of the sum", "Subtract $\\bar g \\sum_i A_i$."),
+        Step(sp.Sum(A_c * g[i], (i, 1, R)) - sp.Sum(g[j], (j, 1, R)) / R * 0, "advantages_sum_to_zero (D4)",
+             "$\\sum_i A_i = 0$ (D4).", using=(d4.advantages_sum_to_zero,)),
+        Step(sp.Sum(A_c * g[i], (i, 1, R)), "arithmetic"),
+    ),
+)
+
+a_batch_spans_at_most_its_non_degenerate_groups = Remark(
+    "a_batch_spans_at_most_its_non_degenerate_groups",
+    "A batch of $B$ groups gives the update $\\sum_b G_b^T A_b$: one vector per group (above), and the zero vector "
+    "for a degenerate group (all advantages 0, D4). So the per-group updates span at most as many directions as "
+    "the batch has non-degenerate groups, whatever $R$; for binary rewards each is $k a_+ (\\bar g_C - \\bar g_W)$ "
+    "of its group. Rank statements about more than one direction concern the per-rollout matrices $G$, $C G$ "
+    "and $\\operatorname{diag}(A) G$, not the update.",
 )
 
 # == which matrices have rank <= 2 ================================================================
