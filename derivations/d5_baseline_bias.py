@@ -332,6 +332,30 @@ c_R_sample_std_closed_forms = Result(
         "degenerate groups contributing 0.",
 )
 
+UNIT_PROBABILITY = Assumption("$p \\in [0, 1]$ is the success probability", domain=(p, sp.Interval(0, 1)))
+
+
+def _c_R_positive(size: int, every_real_p: bool) -> Result:
+    """``every_real_p``: the polynomial is positive on the whole line, so [0, 1] is context there."""
+    return Result(
+        name=f"c_R_sample_std_is_positive_for_R{size}",
+        doc=f"$c_{{{size}}}(p) > 0$ on $[0, 1]$ (sample std, $\\epsilon = 0$): with binary rewards the std-scaled "
+            "estimator's expectation $c_R(p) \\nabla J$ points along $\\nabla J = \\nabla p$, so to first order in the "
+            "step size $\\eta$ the std-scaled update raises $p$ at the rate $\\eta\\, c_R(p) \\lVert \\nabla p \\rVert^2 "
+            "\\ge 0$, like the no-std update.",
+        lhs=C_SAMPLE[size],
+        rhs=sp.Integer(0),
+        relation=">",
+        assumptions=(UNIT_PROBABILITY.as_context() if every_real_p else UNIT_PROBABILITY,),
+        rule="sign of a polynomial on [0, 1]", why="The closed form above, a polynomial in $p$"
+        + (" (positive for every real $p$)." if every_real_p else "."),
+    )
+
+
+c_R_sample_std_is_positive_for_R2 = _c_R_positive(2, every_real_p=True)
+c_R_sample_std_is_positive_for_R4 = _c_R_positive(4, every_real_p=True)
+c_R_sample_std_is_positive_for_R8 = _c_R_positive(8, every_real_p=False)
+
 c_R_population_std_closed_forms = Result(
     name="c_R_population_std_closed_forms",
     doc="With the population std and $\\epsilon = 0$, $c_R(p)$ for $R = 2, 4, 8$ (entries in this order).",
