@@ -76,8 +76,9 @@ CLAIMS: tuple[Claim, ...] = (
         "A group whose $R$ binary rewards are all equal has zero advantages and contributes exactly zero gradient; "
         "this happens with probability $z_R(p) = p^R + (1-p)^R \\ge 2^{1-R}$, minimal at $p = 1/2$ and increasing "
         "in $|p - 1/2|$. Under the no-std update the expected drift of $p$ is $\\frac{R-1}{R}\\|\\nabla p\\|^2 \\ge 0$ "
-        "to first order in the step size, so once $p > 1/2$ zero-gradient groups become likelier. Below $1/2$ "
-        "they become rarer; finite-step dynamics are left to simulation.",
+        "to first order in the step size, so once $p > 1/2$ zero-gradient groups become likelier. The std-scaled "
+        "(real GRPO) update drifts the same way, at the rate $c_R(p)\\|\\nabla p\\|^2$ with $c_R(p) > 0$ (proved for "
+        "$R = 2, 4, 8$). Below $1/2$ they become rarer; finite-step dynamics are left to simulation.",
         (Cited("degenerate_group_contributes_zero_gradient", S),
          Cited("all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R", S),
          Cited("zero_gradient_probability_at_one_half_is_two_pow_one_minus_R", S),
@@ -90,7 +91,11 @@ CLAIMS: tuple[Claim, ...] = (
                "to first order in the step size, for the no-std update, on a three-action softmax bandit ($R = 2$)"),
          Cited("first_order_drift_of_success_probability_R3", C,
                "to first order in the step size, for the no-std update, on a three-action softmax bandit ($R = 3$)"),
-         Cited("zero_gradient_probability_is_at_least_two_pow_one_minus_R", K)),
+         Cited("zero_gradient_probability_is_at_least_two_pow_one_minus_R", K),
+         Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", K),
+         Cited("c_R_sample_std_is_positive_for_R2", K),
+         Cited("c_R_sample_std_is_positive_for_R4", K),
+         Cited("c_R_sample_std_is_positive_for_R8", K)),
         (PROPS + "test_d6_zero_advantage_probability_equals_derivation",
          PROPS + "test_d6_minimum_two_pow_one_minus_R_is_attained_at_one_half",
          PROPS + "test_d6_first_order_drift_equals_derivation",
