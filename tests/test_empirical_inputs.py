@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -93,20 +92,10 @@ def test_out_below_a_file_is_refused(tmp_path, capsys, no_model):
     assert listing(tmp_path) == ["file"]
 
 
-def test_read_only_out_is_refused(tmp_path, capsys, no_model, monkeypatch):
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    real = tempfile.NamedTemporaryFile
-
-    def refusing(*args, dir=None, **kwargs):  # as on a read-only mount (root ignores permission bits)
-        if dir is not None and Path(dir).resolve() == locked.resolve():
-            raise OSError(30, "Read-only file system")
-        return real(*args, dir=dir, **kwargs)
-
-    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refusing)
-    code = cli.main(TINY + ["--task", "arith", "--out", str(locked / "run")])
-    refused(code, capsys.readouterr().err, f"cannot create files in {locked}", "Read-only file system")
-    assert listing(tmp_path) == ["locked"]
+def test_read_only_out_is_refused(tmp_path, capsys, no_model, locked_folder):
+    code = cli.main(TINY + ["--task", "arith", "--out", str(locked_folder / "run")])
+    refused(code, capsys.readouterr().err, f"cannot create files in {locked_folder}")
+    assert listing(tmp_path) == ["locked"] and listing(locked_folder) == []
 
 
 # -- --model ----------------------------------------------------------------------------------------

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import tempfile
 import stat
 import subprocess
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 
@@ -42,25 +42,6 @@ def refused(code: int, err: str, *phrases: str) -> None:
     assert "Traceback" not in err, err
     for phrase in phrases:
         assert phrase in err, err
-
-
-def read_only_folder(tmp_path: Path, monkeypatch) -> Path:
-    """A folder in which no file can be created: chmod 0500, or, where that does not bind (root writes
-    through permission bits), creation refused there as on a read-only mount."""
-    folder = tmp_path / "locked"
-    folder.mkdir()
-    folder.chmod(0o500)
-    if os.access(folder, os.W_OK):
-        folder.chmod(0o700)
-        real = tempfile.NamedTemporaryFile
-
-        def refusing(*args, dir=None, **kwargs):
-            if dir is not None and Path(dir).resolve() == folder.resolve():
-                raise OSError(30, "Read-only file system")
-            return real(*args, dir=dir, **kwargs)
-
-        monkeypatch.setattr(tempfile, "NamedTemporaryFile", refusing)
-    return folder
 
 
 @pytest.fixture
@@ -98,8 +79,8 @@ def test_render_refuses_a_bad_out_before_checking(tmp_path, capsys, no_work, cas
     assert listing(tmp_path) == before
 
 
-def test_render_refuses_a_read_only_out_before_checking(tmp_path, capsys, no_work, monkeypatch):
-    locked = read_only_folder(tmp_path, monkeypatch)
+def test_render_refuses_a_read_only_out_before_checking(tmp_path, capsys, no_work, locked_folder):
+    locked = locked_folder
     for out in (locked, locked / "new"):  # the folder itself, and a folder to be created in it
         code = render.main(["--out", str(out)])
         refused(code, capsys.readouterr().err, f"--out {out}", f"cannot create files in {locked}")
@@ -144,8 +125,8 @@ def test_report_refuses_a_bad_out_before_any_work(tmp_path, capsys, no_work, cas
     assert listing(tmp_path) == before
 
 
-def test_report_refuses_a_read_only_out_before_any_work(tmp_path, capsys, no_work, monkeypatch):
-    locked = read_only_folder(tmp_path, monkeypatch)
+def test_report_refuses_a_read_only_out_before_any_work(tmp_path, capsys, no_work, locked_folder):
+    locked = locked_folder
     for out in (locked, locked / "ledger"):
         code = report.main(["--out", str(out)])
         refused(code, capsys.readouterr().err, f"--out {out}", f"cannot create files in {locked}")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import tempfile
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,25 +55,6 @@ def usage_error(main, argv, capsys, *phrases):
     for phrase in phrases:
         assert phrase in err, err
     return err
-
-
-def read_only_folder(tmp_path: Path, monkeypatch) -> Path:
-    """A folder in which no file can be created: chmod 0500, or, where that does not bind (root writes
-    through permission bits), creation refused there as on a read-only mount."""
-    folder = tmp_path / "locked"
-    folder.mkdir()
-    folder.chmod(0o500)
-    if os.access(folder, os.W_OK):
-        folder.chmod(0o700)
-        real = tempfile.NamedTemporaryFile
-
-        def refusing(*args, dir=None, **kwargs):
-            if dir is not None and Path(dir).resolve() == folder.resolve():
-                raise OSError(30, "Read-only file system")
-            return real(*args, dir=dir, **kwargs)
-
-        monkeypatch.setattr(tempfile, "NamedTemporaryFile", refusing)
-    return folder
 
 
 @pytest.fixture
@@ -185,8 +166,8 @@ def test_synthetic_training_refuses_a_bad_out_before_training(tmp_path, capsys, 
     assert snapshot() == before
 
 
-def test_synthetic_training_refuses_a_read_only_out(tmp_path, capsys, no_training, monkeypatch):
-    locked = read_only_folder(tmp_path, monkeypatch)
+def test_synthetic_training_refuses_a_read_only_out(tmp_path, capsys, no_training, locked_folder):
+    locked = locked_folder
     for out in (locked, locked / "run"):
         usage_error(st.main, [*QUICK, "--out", str(out)], capsys, f"--out {out}", f"cannot create files in {locked}")
         assert listing(locked) == []
@@ -298,8 +279,8 @@ def test_bench_gram_refuses_a_bad_out_before_any_work(tmp_path, capsys, no_bench
     assert listing(tmp_path) == before
 
 
-def test_bench_gram_refuses_a_read_only_out(tmp_path, capsys, no_benchmark, monkeypatch):
-    locked = read_only_folder(tmp_path, monkeypatch)
+def test_bench_gram_refuses_a_read_only_out(tmp_path, capsys, no_benchmark, locked_folder):
+    locked = locked_folder
     for out in (locked / "b.csv", locked / "new" / "b.csv"):
         usage_error(bench.main, ["--device", "cpu", "--out", str(out)], capsys, f"cannot create files in {locked}")
         assert listing(locked) == []

@@ -856,6 +856,28 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
                         tuple(unique))
 
 
+def _rule_variable_problem(exprs: Sequence[sp.Basic], v: sp.Symbol, ctx: decide.Context) -> str:
+    """Why a rule over the variable ``v`` (induction, the mean-value rule) cannot take a statement made of
+    ``exprs`` ("" if it can): the statement must mention ``v`` freely, and no hypothesis for every index
+    may mention it."""
+    if not any(sp.sympify(e).has(v) for e in exprs):
+        return f"the statement does not mention {v}"
+    if v in set().union(*[_bound_symbols(e) for e in exprs]):
+        return f"{v} is bound inside the statement"
+    if any(q[1].has(v) or q[2].has(v) or q[3].has(v) for q in ctx.quantified):
+        return f"a hypothesis for every index mentions {v}"
+    return ""
+
+
+def _rule_report(result: "Result", status: Status, reports: list, obligations: list, scopes: Sequence[str],
+                 start: float, consistency_text: str) -> ResultReport:
+    """The report of a result decided by a rule's checks (its scope: symbolic, or the cited ranges)."""
+    scope = ("; ".join(dict.fromkeys(scopes)) or "a range") if status is Status.PROVED_FOR_RANGE else "symbolic"
+    unique = list({(o.condition, o.reason): o for o in obligations}.values())
+    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
+                        tuple(unique))
+
+
 def _lower_bound(h: sp.Basic, n: sp.Symbol) -> bool:
     """Whether ``h`` is ``n >= c`` or ``n > c`` (either way round) for a constant ``c``: such a
     hypothesis holds at ``n + 1`` whenever it holds at ``n``."""
@@ -898,14 +920,11 @@ def _by_induction(result: "Result", ctx: decide.Context, start: float, consisten
         return _failed(result, start, f"induction refused: {text}", consistency_text)
 
     statement = [sp.sympify(result.lhs), sp.sympify(result.rhs)]
-    if not any(e.has(n) for e in statement):
-        return refused(f"the statement does not mention {n}")
-    if n in set().union(*[_bound_symbols(e) for e in statement]):
-        return refused(f"{n} is bound inside the statement")
+    problem = _rule_variable_problem(statement, n, ctx)
+    if problem:
+        return refused(problem)
     if n.is_integer is not True:
         return refused(f"{n} is not declared integer")
-    if any(q[1].has(n) or q[2].has(n) or q[3].has(n) for q in ctx.quantified):
-        return refused(f"a hypothesis for every index mentions {n}")
     for h in ctx.hypotheses:
         if h.has(n) and not _lower_bound(h, n):
             return refused(f"the hypothesis {sp.sstr(h)} mentions {n} and is not a constant lower bound on it: "
@@ -950,11 +969,8 @@ def _by_induction(result: "Result", ctx: decide.Context, start: float, consisten
     reports.append(StepReport(2, f"inductive step {n} -> {n} + 1 (the statement at {n} assumed)", result.relation,
                               weakest([link.status, citations.status]), time.perf_counter() - t0, link.detail,
                               link.route, link.disagreement))
-    status = weakest(r.status for r in reports)
-    scope = ("; ".join(dict.fromkeys(scopes)) or "a range") if status is Status.PROVED_FOR_RANGE else "symbolic"
-    unique = list({(o.condition, o.reason): o for o in obligations}.values())
-    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
-                        tuple(unique))
+    return _rule_report(result, weakest(r.status for r in reports), reports, obligations, scopes, start,
+                        consistency_text)
 
 
 def _constant_bound(h: sp.Basic, x: sp.Symbol) -> bool:
@@ -985,12 +1001,9 @@ def _by_minimum(result: "Result", ctx: decide.Context, start: float, consistency
     if isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase):
         return refused("the statement is about matrices")
     difference = lhs - rhs if result.relation == ">=" else rhs - lhs
-    if not difference.has(x):
-        return refused(f"the statement does not depend on {x}")
-    if x in _bound_symbols(difference):
-        return refused(f"{x} is bound inside the statement")
-    if any(q[1].has(x) or q[2].has(x) or q[3].has(x) for q in ctx.quantified):
-        return refused(f"a hypothesis for every index mentions {x}")
+    problem = _rule_variable_problem([difference], x, ctx)
+    if problem:
+        return refused(problem)
     for h in ctx.hypotheses:
         if h.has(x) and not _constant_bound(h, x):
             return refused(f"the hypothesis {sp.sstr(h)} is not a constant bound on {x}: its admissible values need "
@@ -1032,11 +1045,7 @@ def _by_minimum(result: "Result", ctx: decide.Context, start: float, consistency
     status = weakest(r.status for r in reports)
     if status is Status.REFUTED and reports[1].status is Status.REFUTED and reports[0].status.passed:
         status = Status.UNPROVED  # a slope of the wrong sign somewhere does not make the statement false
-    scope = ("; ".join(dict.fromkeys(citations.scopes)) or "a range") if status is Status.PROVED_FOR_RANGE \
-        else "symbolic"
-    unique = list({(o.condition, o.reason): o for o in obligations}.values())
-    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency_text,
-                        tuple(unique))
+    return _rule_report(result, status, reports, obligations, citations.scopes, start, consistency_text)
 
 
 def _closing_step(result: "Result") -> "Step":
