@@ -51,6 +51,7 @@ import torch
 
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
+from grpo_verify.empirical.config import positive_int
 from grpo_verify.empirical.models import SMOLLM2_GGUF, smollm2_gguf
 from grpo_verify.gram import func_gram, naive_gram, relative_error, rollout_gram
 from grpo_verify.gram.loss import completion_weights, position_ids_from_mask, rollout_objectives
@@ -305,16 +306,6 @@ def _method_list(text: str) -> list[str]:
     return methods
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python experiments/bench_gram.py", description=__doc__.split("\n\n")[0],
                                      formatter_class=DefaultsHelpFormatter)
@@ -333,9 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--methods", type=_method_list, default=",".join(METHODS), metavar="M,M,...",
                         help=f"methods to time, comma-separated, from {','.join(METHODS)}")
     parser.add_argument("--no-error-check", action="store_true", help="skip the float32-vs-float64 error study")
-    parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--threads", type=positive_int, default=None, metavar="N",
                         help="torch threads (default: torch's own choice)")
-    parser.add_argument("--repeat", type=_positive_int, default=1, metavar="N",
+    parser.add_argument("--repeat", type=positive_int, default=1, metavar="N",
                         help="run each method this many times (interleaved per R, T); report the fastest")
     parser.add_argument("--precision", default="mixed", choices=sorted(PRECISIONS),
                         help="the engine's dtypes: mixed (products in the model's dtype, float32 for half precision; K "

@@ -47,6 +47,7 @@ import torch
 
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
+from grpo_verify.empirical.config import positive_int
 from grpo_verify.estimators import ADVANTAGE_KINDS
 from grpo_verify.outputs import output_problem, write_atomically
 from grpo_verify.training import (
@@ -431,16 +432,6 @@ def _int_list(what: str, minimum: int, maximum: int | None = None,
 GROUP_OF_ONE = " (a group of one rollout has no GRPO advantage: A = r - mean(r) = 0)"
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -462,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     outcomes = d.vocab_size ** d.length
     parser = argparse.ArgumentParser(prog="python experiments/synthetic_training.py",
                                      description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
-    parser.add_argument("--steps", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--steps", type=positive_int, default=None, metavar="N",
                         help=f"GRPO updates per run (default {d.steps}; 30 with --quick)")
     parser.add_argument("--seeds", type=_int_list("seed", 0), default=None, metavar="S,S,...",
                         help="seeds of the initial parameters and of sampling, e.g. 0,1,2 "

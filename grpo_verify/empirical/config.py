@@ -164,6 +164,17 @@ def _int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _float_list(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in text.replace(",", " ").split())
