@@ -206,10 +206,15 @@ CLAIMS: tuple[Claim, ...] = (
         "The group-mean baseline biases the policy gradient: $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R}\\nabla J$; "
         "the leave-one-out mean is unbiased. With std scaling and binary rewards $E[A_i g_i] = c_R(p) \\nabla J$ "
         "(a closed form in $p$); with three reward values the expectation is not parallel to $\\nabla J$ (exact "
-        "3-action counterexample; none exists with two actions).",
+        "3-action counterexample; none exists with two actions). The std-scaled part rests on conditioning on one "
+        "rollout, a step stated as a remark (the kernel has no rule for conditional expectations); what is checked "
+        "of it: the affine step for any $h$ on $\\{0, 1\\}$, and $E[A_1 g_1] = c_R(p) \\nabla J$ exactly by enumerating "
+        "every outcome tuple of a three-outcome model (sample std $R = 2, 3, 4$, population std $R = 2, 3$).",
         (Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
+         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
+         Cited("population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
          Cited("c_R_sample_std_closed_forms", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R3", S),
