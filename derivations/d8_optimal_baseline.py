@@ -361,8 +361,14 @@ def at_example(expr: sp.Expr) -> sp.Subs:
     return sp.Subs(expr, *EXAMPLE_POINT)
 
 
-squared_score_norms_K3 = [sum((sp.KroneckerDelta(act, col) - PI_SYMBOLS[col]) ** 2 for col in range(3))
-                          for act in range(3)]
+def squared_score_norms_K3_example(free_logits: int) -> list[sp.Expr]:
+    """$\\lVert g(a) \\rVert^2 = \\sum_b (\\delta_{ab} - \\pi_b)^2$ over the first ``free_logits`` logits (3: every
+    logit free; 2: the reference logit $\\theta_3 = 0$ fixed), for each action $a$ of the example."""
+    return [sum((sp.KroneckerDelta(act, col) - PI_SYMBOLS[col]) ** 2 for col in range(free_logits))
+            for act in range(3)]
+
+
+squared_score_norms_K3 = squared_score_norms_K3_example(3)
 softmax_example_optimal_baseline_is_three_tenths = Result(
     name="softmax_example_optimal_baseline_is_three_tenths",
     doc="For $\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$: $S = 3/8$, $\\lVert g(1) \\rVert^2 = 3/8$, "
@@ -398,8 +404,7 @@ softmax_example_mean_baseline_excess_variance_is_one_fortieth = Result(
 
 # The same policy with the reference logit fixed (theta_3 = 0, as D6 parametrises the bandit): the score
 # has only the free coordinates b = 1, 2, so its norm and hence b* differ.
-squared_score_norms_K3_reference_logit = [sum((sp.KroneckerDelta(act, col) - PI_SYMBOLS[col]) ** 2 for col in range(2))
-                                          for act in range(3)]
+squared_score_norms_K3_reference_logit = squared_score_norms_K3_example(2)
 softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths = Result(
     name="softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths",
     doc="The optimal baseline depends on the parametrisation. With the reference logit fixed ($\\theta_3 = 0$, only "
