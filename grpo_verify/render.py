@@ -17,7 +17,7 @@ import grpo_verify
 from grpo_verify import latex
 from grpo_verify.proof import ResultReport
 from grpo_verify.proof.catalog import families
-from grpo_verify.outputs import output_problem, write_atomically  # noqa: F401 - re-exported
+from grpo_verify.outputs import output_problem, write_atomically
 
 
 def check_all(progress=sys.stderr) -> tuple[list, dict[str, ResultReport]]:

@@ -13,14 +13,11 @@ import pytest
 from grpo_verify.empirical import __main__ as cli
 from grpo_verify.empirical import models
 from grpo_verify.empirical.config import Config, build_parser
+from support import listing
 
 FIXTURE = Path(__file__).parent / "fixtures" / "gsm8k_small.jsonl"
 TINY = ["--model", "tiny-random", "--device", "cpu", "--no-progress", "--no-plots", "--bootstrap", "20",
         "--max-new-tokens", "4", "--group-sizes", "2", "--num-prompts", "1"]
-
-
-def listing(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
 @pytest.fixture

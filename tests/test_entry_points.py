@@ -20,21 +20,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
-import sympy as sp
 
 import grpo_verify.__main__ as top
 from grpo_verify import render
-from grpo_verify.proof import Assumption, Result
-from grpo_verify.proof.catalog import Family
 from grpo_verify.report import __main__ as report
 from grpo_verify.report import junit
+from support import listing, one_result_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def listing(folder: Path) -> list[str]:
-    """Every path under ``folder`` (relative), to show that a refused run wrote nothing."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
 def refused(code: int, err: str, *phrases: str) -> None:
@@ -203,17 +196,8 @@ def test_write_atomically_leaves_nothing_when_the_writer_fails(tmp_path):
     assert listing(tmp_path) == []
 
 
-def _one_result_catalogue(progress=None):
-    x = sp.Symbol("x", positive=True)
-    result = Result(name="stand_in", doc="A stand-in result.", lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1,
-                    assumptions=(Assumption("$x > 0$"),))
-    result.family = "d9_stand_in"
-    family = Family("d9_stand_in", "D9", "D9 stand-in", "text", (result,), ())
-    return [family], {"stand_in": result.check()}
-
-
 def test_report_files_have_the_usual_permissions(tmp_path, monkeypatch, capsys, umask_022):
-    monkeypatch.setattr(report, "check_all", _one_result_catalogue)
+    monkeypatch.setattr(report, "check_all", one_result_catalogue)
     out = tmp_path / "ledger"
     assert report.main(["--skip-tests", "--out", str(out)]) == 0, capsys.readouterr().err
     files = sorted(out.iterdir())

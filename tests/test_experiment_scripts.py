@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from grpo_verify import render
+from support import listing
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = {"synthetic_training": ROOT / "experiments" / "synthetic_training.py",
@@ -39,10 +40,6 @@ def _load(name):
 
 st = _load("synthetic_training")
 bench = _load("bench_gram")
-
-
-def listing(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
 def usage_error(main, argv, capsys, *phrases):

@@ -13,14 +13,13 @@ import zlib
 from pathlib import Path
 
 import pytest
-import sympy as sp
 
-from grpo_verify.proof import Assumption, Result, Status
-from grpo_verify.proof.catalog import Family
+from grpo_verify.proof import Status
 from grpo_verify.report import __main__ as cli
 from grpo_verify.report import claims, junit, ledger, rules, runs
 from grpo_verify.report.rules import DerivationEvidence, Role, TestEvidence, Verdict
 from grpo_verify.render import compile_pdf
+from support import one_result_catalogue
 
 PDFLATEX = shutil.which("pdflatex")
 METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_90", "energy_rank_95",
@@ -421,13 +420,6 @@ def test_the_committed_ledger_numbers_are_regenerated_from_the_committed_runs():
 
 
 # -- the command line ------------------------------------------------------------------------------
-def _one_result_catalogue(progress=None):
-    x = sp.Symbol("x", positive=True)
-    result = Result(name="stand_in", doc="A stand-in result.", lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1,
-                    assumptions=(Assumption("$x > 0$"),))
-    result.family = "d9_stand_in"
-    family = Family("d9_stand_in", "D9", "D9 stand-in", "text", (result,), ())
-    return [family], {"stand_in": result.check()}
 
 
 def test_help(capsys):
@@ -467,7 +459,7 @@ def test_skip_tests_and_junit_are_exclusive(tmp_path):
 
 
 def test_cli_end_to_end_with_a_junit_report(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "check_all", _one_result_catalogue)
+    monkeypatch.setattr(cli, "check_all", one_result_catalogue)
     junit_file = tmp_path / "junit.xml"
     junit_file.write_text(JUNIT)
     syn = tmp_path / "syn" / "summary.json"

@@ -13,12 +13,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-import sympy as sp
 
-from grpo_verify.proof import Assumption, Result
-from grpo_verify.proof.catalog import Family
 from grpo_verify.report import __main__ as cli
 from grpo_verify.report import ledger
+from support import one_result_catalogue
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "experiments" / "results" / "empirical_cpu_arith"  # GGUF (sha256), plots, 3 training steps
@@ -26,17 +24,9 @@ needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None and not os.
                                     reason="pdflatex is not installed")
 
 
-def _one_result_catalogue(progress=None):
-    x = sp.Symbol("x", positive=True)
-    result = Result(name="stand_in", doc="A stand-in result.", lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1,
-                    assumptions=(Assumption("$x > 0$"),))
-    result.family = "d9_stand_in"
-    return [Family("d9_stand_in", "D9", "D9 stand-in", "text", (result,), ())], {"stand_in": result.check()}
-
-
 @pytest.fixture(autouse=True)
 def stand_in_catalogue(monkeypatch):
-    monkeypatch.setattr(cli, "check_all", _one_result_catalogue)
+    monkeypatch.setattr(cli, "check_all", one_result_catalogue)
 
 
 def report(out: Path, *args: str, capsys=None) -> Path:

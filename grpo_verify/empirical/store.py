@@ -8,6 +8,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from grpo_verify.outputs import output_problem
+
 
 class OutError(ValueError):
     """An --out that cannot receive the run (a file, below a file, read-only)."""
@@ -19,8 +21,6 @@ RUN_FILES = ("config.json", "results.jsonl", "run.json", "summary.json", "table.
 def check_out_dir(out: Path) -> None:
     """Refuse an --out that cannot receive the run, before anything is loaded or written (nothing is
     created here)."""
-    from grpo_verify.outputs import output_problem
-
     problem = output_problem(Path(out), "folder", RUN_FILES)
     if problem:
         raise OutError(f"--out {out}: {problem}; choose another output folder with --out")
