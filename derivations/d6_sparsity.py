@@ -323,6 +323,44 @@ first_order_drift_of_success_probability_R3 = Result(
     rule="enumeration of all groups, chain rule", why="A finite expectation of a smooth function of $\\eta$.",
 )
 
+# -- the sign of the first-order change of z_R, on both sides of 1/2 -------------------------------
+kappa = sp.Symbol("kappa", positive=True)  # the first-order rate of p: the drift of p per unit step
+RATE = Assumption("$\\kappa > 0$ is the first-order rate of $p$: $\\kappa = \\eta \\frac{R-1}{R} \\|\\nabla p\\|^2$ for the "
+                  "no-std update (above; D5 for any differentiable policy), $\\eta\\, c_R(p) \\|\\nabla p\\|^2$ for the "
+                  "std-scaled one with binary rewards (D5), positive for a step $\\eta > 0$ and $\\nabla p \\ne 0$; by the "
+                  "chain rule the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$", context=True)
+BELOW_HALF = Assumption("$p \\in [0, 1/2)$", domain=(p, sp.Interval.Ropen(0, sp.Rational(1, 2))))
+
+first_order_change_of_zero_gradient_probability_is_positive_above_half = Result(
+    name="first_order_change_of_zero_gradient_probability_is_positive_above_half",
+    doc="For $p \\in (1/2, 1]$ and every $R \\ge 2$: $\\kappa z_R'(p) > 0$, so to first order in the step the "
+        "expected probability of a zero-gradient group rises while $p > 1/2$.",
+    lhs=kappa * zero_gradient_probability_slope(),
+    rhs=sp.Integer(0),
+    relation=">",
+    assumptions=(GROUP, SLOPE_INTERVAL, RATE),
+    rule="strict monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
+    why="$\\kappa R > 0$ and $p > 1 - p \\ge 0$ with $R - 1 \\ge 1$.",
+)
+
+first_order_change_of_zero_gradient_probability_is_negative_below_half = Result(
+    name="first_order_change_of_zero_gradient_probability_is_negative_below_half",
+    doc="For $p \\in [0, 1/2)$ and every $R \\ge 2$: $\\kappa z_R'(p) < 0$, so while $p < 1/2$ the same update "
+        "makes zero-gradient groups rarer, to first order: gradient sparsity does not intensify over the whole of "
+        "training, only once $p > 1/2$.",
+    lhs=sp.Integer(0),
+    rhs=kappa * zero_gradient_probability_slope(),
+    relation=">",
+    assumptions=(GROUP, BELOW_HALF, RATE),
+    steps=(
+        Step(kappa * R * ((1 - p) ** (R - 1) - p ** (R - 1)) + kappa * zero_gradient_probability_slope(),
+             "arithmetic", "Add and subtract $\\kappa z_R'(p)$: the first term is $-\\kappa z_R'(p)$."),
+        Step(kappa * zero_gradient_probability_slope(), "strict monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
+             "$\\kappa R > 0$ and $1 - p > p \\ge 0$ with $R - 1 \\ge 1$, so the first term is positive.",
+             relation=">"),
+    ),
+)
+
 zero_gradient_probability_rises_above_one_half = Remark(
     "zero_gradient_probability_rises_above_one_half",
     "Combining the results: to first order in $\\eta$ the expected change of $z_R(p)$ under the no-std update is "
