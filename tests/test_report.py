@@ -17,7 +17,7 @@ import pytest
 from grpo_verify.proof import Status
 from grpo_verify.report import __main__ as cli
 from grpo_verify.report import claims, junit, ledger, rules, runs
-from grpo_verify.report.rules import DerivationEvidence, Role, TestEvidence, Verdict
+from grpo_verify.report.rules import DerivationEvidence, Role, Standing, TestEvidence, Verdict
 from grpo_verify.render import compile_pdf
 from support import one_result_catalogue
 
@@ -38,13 +38,43 @@ def T(outcome="passed", selector="tests/test_x.py::test_y"):
 def test_every_theorem_verdict_is_reachable():
     ok = [T()]
     assert rules.theorem_verdict([D()], ok).verdict is Verdict.CONFIRMED
-    assert rules.theorem_verdict([D(), D(Role.UNDER_CONDITION)], ok).verdict is Verdict.CONDITIONAL
-    assert rules.theorem_verdict([D(scope="R = 2..16")], ok).verdict is Verdict.CONDITIONAL
+    finite = rules.theorem_verdict([D(scope="R = 2..16")], ok)  # the claim speaks of every R
+    assert finite.verdict is Verdict.INCONCLUSIVE and "R = 2..16" in finite.reasons[0]
     refuted = rules.theorem_verdict([D(), D(Role.REFUTES, name="rank_four", condition="rank 4 at R = 4")], ok)
     assert refuted.verdict is Verdict.REFUTED
     assert refuted.counterexamples == ["D9 rank_four: rank 4 at R = 4"]
     assert rules.theorem_verdict([D()], None).verdict is Verdict.INCONCLUSIVE
     assert rules.theorem_verdict([D(Role.CONTEXT)], ok).verdict is Verdict.INCONCLUSIVE  # nothing supports it
+    assert {v.value for v in Verdict} == {"confirmed", "refuted", "not yet measured", "inconclusive"}
+
+
+def test_every_strongest_form_standing_is_reachable():
+    ok = [T()]
+    assert rules.strongest_form_standing([D(), D(Role.CONTEXT, name="c")], ok).standing is Standing.PROVED
+    finite = rules.strongest_form_standing([D(), D(scope="R = 2..16", name="f")], ok)
+    assert finite.standing is Standing.PROVED_FOR_VALUES and "R = 2..16" in finite.reasons[0]
+    assert rules.strongest_form_standing([D(Role.CONTEXT)], ok).standing is Standing.NOT_ESTABLISHED
+    assert rules.strongest_form_standing([D()], None).standing is Standing.NOT_ESTABLISHED
+    assert rules.strongest_form_standing([D()], [T("failed")]).standing is Standing.NOT_ESTABLISHED
+    for status in (Status.UNPROVED, Status.REFUTED):
+        assert rules.strongest_form_standing([D(), D(status=status, name="x")], ok).standing is Standing.NOT_ESTABLISHED
+    with pytest.raises(ValueError, match="counterexample"):
+        rules.strongest_form_standing([D(Role.REFUTES)], ok)
+
+
+def test_a_claim_true_only_in_a_regime_is_decided_alike_whatever_its_kind():
+    """C2-style (true only for p > 1/2) and C4-style (true only in a weaker, rank-one form): once a
+    counterexample outside the regime is proved, both are refuted as worded and their restricted form is
+    proved; with only the restricted proof and no counterexample, both are inconclusive as worded."""
+    ok = [T()]
+    regime = [D(name="rises_above_half"), D(Role.REFUTES, name="falls_below_half", condition="p < 1/2")]
+    weaker = [D(name="zero_sum"), D(Role.REFUTES, name="rank_three_at_R4", condition="rank 3")]
+    for as_worded, restricted in ((regime, [D(name="rises_above_half")]), (weaker, [D(name="one_direction")])):
+        assert rules.theorem_verdict(as_worded, ok).verdict is Verdict.REFUTED
+        assert rules.strongest_form_standing(restricted, ok).standing is Standing.PROVED
+        without_counterexample = [d for d in as_worded if d.role is not Role.REFUTES]
+        assert rules.theorem_verdict([D(Role.CONTEXT, name=d.name) for d in without_counterexample],
+                                     ok).verdict is Verdict.INCONCLUSIVE
 
 
 ROLES = list(Role)
@@ -71,6 +101,9 @@ def test_an_unproved_derivation_never_yields_confirmed():
     for status in (Status.UNPROVED, Status.REFUTED):
         for role in ROLES:
             assert rules.theorem_verdict([D(), D(role, status, name="x")], [T()]).verdict is Verdict.INCONCLUSIVE
+            if role is not Role.REFUTES:
+                assert rules.strongest_form_standing([D(), D(role, status, name="x")],
+                                                     [T()]).standing is Standing.NOT_ESTABLISHED
 
 
 def test_approx_two_tolerance_and_rank_verdicts():
@@ -204,7 +237,7 @@ def test_mapped_tests_exist_in_the_suite():
 
 # -- synthetic inputs ------------------------------------------------------------------------------
 def infos_for_all_claims(status=Status.PROVED) -> dict[str, ledger.DerivationInfo]:
-    names = {c.name for claim in claims.CLAIMS for c in claim.cited}
+    names = {c.name for claim in claims.CLAIMS for c in claim.cited + claim.strongest_cited}
     return {n: ledger.DerivationInfo(n, "D9", "d9_fake", status, "symbolic", f"Doc of {n} with $x_1$.",
                                      ("$x > 0$",), "x = x") for n in sorted(names)}
 
@@ -268,9 +301,14 @@ def by_key(data):
 
 def test_verdicts_from_synthetic_evidence(tmp_path):
     data = by_key(build(tmp_path))
+    assert data["C0"]["verdict"] == Verdict.CONFIRMED.value
     assert data["C1"]["verdict"] == Verdict.CONFIRMED.value
-    assert data["C2"]["verdict"] == Verdict.CONDITIONAL.value  # p > 1/2, first order, R = 2..16
+    # true only once p > 1/2: refuted as worded by the proved fall below 1/2, its restricted form proved
+    assert data["C2"]["verdict"] == Verdict.REFUTED.value
+    assert any("below_half" in x for x in data["C2"]["counterexamples"])
     assert data["C4"]["verdict"] == Verdict.REFUTED.value
+    assert all(c["strongest"]["standing"] == Standing.PROVED.value for c in data.values())
+    assert all(c["evidence"].startswith("proved: ") for c in data.values())
     assert any("rank_four" in x for x in data["C4"]["counterexamples"])
     assert data["C3"]["verdict"] == Verdict.NOT_MEASURED.value  # no empirical run at all
     assert data["C4"]["attribution"]["runs"] == []
@@ -280,11 +318,13 @@ def test_verdicts_from_synthetic_evidence(tmp_path):
 def test_one_failing_test_in_the_run_blocks_confirmation(tmp_path):
     infos = infos_for_all_claims()
     outcomes = passing_outcomes(infos)
-    selector = claims.CLAIMS[0].tests[0]
-    outcomes[selector] = ("failed", "boom")
+    c1 = next(c for c in claims.CLAIMS if c.key == "C1")
+    outcomes[c1.tests[0]] = ("failed", "boom")
     data = by_key(ledger.build(infos, outcomes, [], None, tmp_path, test_source="synthetic"))
     assert data["C1"]["verdict"] == Verdict.INCONCLUSIVE.value
     assert any("failed" in r for r in data["C1"]["reasons"])
+    assert data["C1"]["strongest"]["standing"] == Standing.NOT_ESTABLISHED.value
+    assert data["C0"]["verdict"] == Verdict.CONFIRMED.value  # the failing test is not one of C0's
     skipped = by_key(ledger.build(infos, None, [], None, tmp_path, test_source="not run"))
     assert all(c["verdict"] != Verdict.CONFIRMED.value for c in skipped.values())
     assert all(c["tests"] == "not run" for c in skipped.values())
@@ -476,7 +516,7 @@ def test_cli_end_to_end_with_a_junit_report(tmp_path, monkeypatch, capsys):
     verdicts = {c["key"]: c["verdict"] for c in data["claims"]}
     # the crafted report holds almost none of the mapped tests: nothing may be confirmed
     assert Verdict.CONFIRMED.value not in verdicts.values()
-    assert Verdict.CONDITIONAL.value not in verdicts.values()
+    assert all(c["strongest"]["standing"] == Standing.NOT_ESTABLISHED.value for c in data["claims"])
     assert verdicts["C3"] == Verdict.NOT_MEASURED.value
     err = capsys.readouterr().err
     assert "C1: inconclusive" in err and "wrote" in err

@@ -1,6 +1,6 @@
 """Build the claims ledger of arXiv 2606.29238: one section per claim with the quotation, what is proved,
-the property tests and their outcome in this run, the empirical figures, and a verdict by the rules
-in grpo_verify/report/rules.py.
+the property tests and their outcome in this run, the empirical figures, and two verdicts by the rules
+in grpo_verify/report/rules.py: on the claim as worded, and on the strongest statement proved in its place.
 
   python -m grpo_verify.report [--empirical DIR ...] [--synthetic FILE] [--out DIR] [--pdf]
                                [--skip-tests | --junit FILE]
@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             return fail(str(exc), 1)
         print(f"wrote {out / 'ledger.pdf'}", file=progress, flush=True)
     for c in data["claims"]:
-        print(f"{c['key']}: {c['verdict']}", file=progress, flush=True)
+        print(f"{c['key']}: {c['verdict']} as worded; strongest proved form {c['strongest']['standing']}",
+              file=progress, flush=True)
     return 0
 
 

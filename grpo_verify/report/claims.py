@@ -34,19 +34,69 @@ class Cited:
 
 @dataclass(frozen=True)
 class Claim:
-    key: str  # "C1" ... "C5", "F1"
+    """One claim, with the evidence for its two verdicts (``grpo_verify.report.rules``): ``cited`` decides
+    the claim as worded (roles SUPPORTS, REFUTES, CONTEXT), ``strongest_cited`` the statement
+    ``strongest`` that we prove in its place, its conditions written into it (roles SUPPORTS, CONTEXT).
+    The tests serve both levels."""
+
+    key: str  # "C0" ... "C7", "F1"
     title: str
     quote: str  # the abstract's fragment ("" for our own findings)
     kind: str  # "theorem", "empirical" or "finding"
-    statement: str  # what we prove / measure, in words
+    statement: str  # the reading: what is proved or measured around the claim, in words
     cited: tuple[Cited, ...]
     tests: tuple[str, ...]  # pytest node ids (function level); derivation tests are added per cited result
+    strongest: str  # the strongest statement proved in the claim's place, with its conditions
+    strongest_cited: tuple[Cited, ...]
     empirical: str = ""  # "sparsity", "rank", "attribution" or ""
 
 
-S, C, X, K = Role.SUPPORTS, Role.UNDER_CONDITION, Role.REFUTES, Role.CONTEXT
+S, X, K = Role.SUPPORTS, Role.REFUTES, Role.CONTEXT
 
 CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "C0", "A derivation of GRPO from the policy gradient theorem",
+        "a rigorous derivation of GRPO from first principles of the policy gradient theorem",
+        "theorem",
+        "The score-function identity $\\nabla J = E[r \\nabla \\log \\pi]$, its invariance to a baseline and the "
+        "autoregressive factorisation of the score (D1) give the policy gradient of a completion; at "
+        "$\\theta = \\theta_{old}$ the gradient of GRPO's clipped surrogate is the advantage-weighted score, and the "
+        "first on-policy gradients of GRPO, Dr. GRPO and DAPO differ only in their token weights (D2). As worded the "
+        "claim concerns the form of the update, which these derive. The derivation does not make GRPO an unbiased "
+        "policy-gradient estimator: its group baseline shrinks the expected gradient by $(R-1)/R$, and its std "
+        "scaling rescales it (binary rewards) or turns it (three reward levels) (D5).",
+        (Cited("score_function_identity", S),
+         Cited("baselined_policy_gradient_is_unbiased", S),
+         Cited("sequence_score_is_sum_of_token_scores", S),
+         Cited("clipped_term_gradient_at_old_policy_is_advantage_times_score", S),
+         Cited("k3_gradient_is_one_minus_ratio_times_score", S),
+         Cited("grpo_first_gradient_is_length_normalised_advantage_weighted_score", S),
+         Cited("dr_grpo_first_gradient_is_unnormalised_advantage_weighted_score", S),
+         Cited("dapo_first_gradient_is_token_mean_advantage_weighted_score", S)),
+        (PROPS + "test_d1_softmax_score_expression_equals_autograd_scores",
+         PROPS + "test_d1_softmax_policy_gradient_expression_equals_autograd",
+         PROPS + "test_d1_sequence_score_expression_is_sum_of_token_scores",
+         PROPS + "test_d2_surrogate_first_gradient_equals_derivation",
+         PROPS + "test_d2_k3_gradient_equals_derivation_and_vanishes_at_reference",
+         TRL + "test_loss_and_gradient_match_trl"),
+        "At $\\theta = \\theta_{old}$ (the first on-policy step) the GRPO update is $\\frac{1}{R} \\sum_i A_i w_{i,t} "
+        "\\nabla \\log \\pi(o_{i,t})$ summed over tokens, with the loss type's token weights $w_{i,t}$; with the "
+        "group-mean baseline and no std its expectation is $\\frac{R-1}{R} \\nabla J$ -- exactly $\\frac{R-1}{R}$ "
+        "times the unbiased leave-one-out (RLOO) estimator; with std scaling and binary rewards it is "
+        "$c_R(p) \\nabla J$, $c_R(p) > 0$; with three reward levels it is not parallel to $\\nabla J$. So GRPO is a "
+        "policy-gradient method up to a positive factor for binary rewards, and not in direction for graded rewards "
+        "with std scaling.",
+        (Cited("clipped_term_gradient_at_old_policy_is_advantage_times_score", S),
+         Cited("grpo_first_gradient_is_length_normalised_advantage_weighted_score", S),
+         Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
+         Cited("no_std_group_estimator_is_scaled_rloo_estimator", S),
+         Cited("leave_one_out_baseline_is_unbiased", S),
+         Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
+         Cited("c_R_sample_std_is_positive_for_R2", K),
+         Cited("c_R_sample_std_is_positive_for_R4", K),
+         Cited("c_R_sample_std_is_positive_for_R8", K)),
+    ),
     Claim(
         "C1", "Credit collapse under outcome-only reward",
         "under output-only reward, every token in a rollout receives identical advantage, collapsing "
@@ -68,6 +118,16 @@ CLAIMS: tuple[Claim, ...] = (
          PROPS + "test_d3_exact_rank_instances_match_the_code",
          EST + "test_token_advantages_broadcast_times_mask",
          TRL + "test_advantages_match_trl"),
+        "For outcome-only reward and every $R$, $T_i$, $t$: $A_{i,t} = A_i$ (GRPO's estimator, equal to the "
+        "$\\gamma = 1$ return-to-go of the normalised reward). The group's token-advantage matrix has rank = the "
+        "number of distinct completion lengths among rollouts with $A_i \\ne 0$ (prefix indicators of distinct "
+        "lengths are independent); with $\\gamma < 1$ or GAE the credit varies along the completion.",
+        (Cited("token_advantage_equals_sequence_advantage_under_outcome_reward", S),
+         Cited("normalised_return_to_go_equals_sequence_advantage_under_outcome_reward", S),
+         Cited("prefix_indicator_rows_of_distinct_lengths_are_independent", S),
+         Cited("token_advantage_matrix_rank_ignores_zero_advantage_rollouts", S),
+         Cited("discounted_return_to_go_differs_along_completion", S),
+         Cited("gae_token_advantages_differ_under_outcome_reward", S)),
     ),
     Claim(
         "C2", "Gradient sparsity that intensifies over training",
@@ -75,27 +135,19 @@ CLAIMS: tuple[Claim, ...] = (
         "theorem",
         "A group whose $R$ binary rewards are all equal has zero advantages and contributes exactly zero gradient; "
         "this happens with probability $z_R(p) = p^R + (1-p)^R \\ge 2^{1-R}$, minimal at $p = 1/2$ and increasing "
-        "in $|p - 1/2|$. Under the no-std update the expected drift of $p$ is $\\frac{R-1}{R}\\|\\nabla p\\|^2 \\ge 0$ "
-        "to first order in the step size, so once $p > 1/2$ zero-gradient groups become likelier. The std-scaled "
-        "(real GRPO) update drifts the same way, at the rate $c_R(p)\\|\\nabla p\\|^2$ with $c_R(p) > 0$ (proved for "
-        "$R = 2, 4, 8$). Below $1/2$ they become rarer; finite-step dynamics are left to simulation.",
+        "in $|p - 1/2|$. Under the no-std update $\\theta \\leftarrow \\theta + \\eta \\hat g$ the expected drift of "
+        "$p$ is $\\eta \\frac{R-1}{R}\\|\\nabla p\\|^2 \\ge 0$ to first order in the step size $\\eta$ (for any "
+        "differentiable policy: $E[\\hat g] = \\frac{R-1}{R} \\nabla p$ coordinatewise); the std-scaled (real GRPO) "
+        "update drifts the same way, at the rate $\\eta c_R(p)\\|\\nabla p\\|^2$ with $c_R(p) > 0$ (proved for "
+        "$R = 2, 4, 8$). So the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$ with a rate $\\kappa > 0$: "
+        "positive once $p > 1/2$, negative while $p < 1/2$. Sparsity intensifies only in the second regime of "
+        "training; finite-step dynamics are left to simulation, which shows the fall, then the rise.",
         (Cited("degenerate_group_contributes_zero_gradient", S),
-         Cited("all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R", S),
-         Cited("zero_gradient_probability_at_one_half_is_two_pow_one_minus_R", S),
-         Cited("no_std_update_direction_is_R_minus_1_over_R_times_gradient", S),
-         Cited("zero_gradient_probability_increases_away_from_one_half", C,
-               "the zero-gradient probability grows as the success probability $p$ moves away from $1/2$"),
-         Cited("zero_gradient_probability_slope_is_positive_above_half", C,
-               "it rises over training only while $p > 1/2$"),
-         Cited("first_order_drift_of_success_probability_R2", C,
-               "to first order in the step size, for the no-std update, on a three-action softmax bandit ($R = 2$)"),
-         Cited("first_order_drift_of_success_probability_R3", C,
-               "to first order in the step size, for the no-std update, on a three-action softmax bandit ($R = 3$)"),
-         Cited("zero_gradient_probability_is_at_least_two_pow_one_minus_R", K),
-         Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", K),
-         Cited("c_R_sample_std_is_positive_for_R2", K),
-         Cited("c_R_sample_std_is_positive_for_R4", K),
-         Cited("c_R_sample_std_is_positive_for_R8", K)),
+         Cited("first_order_change_of_zero_gradient_probability_is_negative_below_half", X,
+               "while $p < 1/2$ the first-order change $\\kappa z_R'(p)$ of the zero-gradient probability is negative "
+               "(every $R \\ge 2$): sparsity falls in that part of training"),
+         Cited("first_order_change_of_zero_gradient_probability_is_positive_above_half", K),
+         Cited("no_std_update_direction_is_R_minus_1_over_R_times_gradient", K)),
         (PROPS + "test_d6_zero_advantage_probability_equals_derivation",
          PROPS + "test_d6_minimum_two_pow_one_minus_R_is_attained_at_one_half",
          PROPS + "test_d6_first_order_drift_equals_derivation",
@@ -105,6 +157,24 @@ CLAIMS: tuple[Claim, ...] = (
          TRAIN + "test_exact_zero_gradient_probability_rises_when_every_prompt_starts_above_half",
          TRAIN + "test_exact_zero_gradient_probability_falls_while_every_prompt_stays_below_half",
          TRAIN + "test_structural_zeros_are_exact_zeros_and_features_policy_is_dense"),
+        "Every group with equal binary rewards contributes exactly zero gradient, with probability "
+        "$z_R(p) = p^R + (1-p)^R \\ge 2^{1-R}$ (every $R$). To first order in the step size $\\eta$, the expected "
+        "change of $z_R(p)$ under the no-std update is $\\kappa z_R'(p)$ with $\\kappa = \\eta \\frac{R-1}{R} "
+        "\\|\\nabla p\\|^2$ (any differentiable policy; $\\eta c_R(p)\\|\\nabla p\\|^2$ for the std-scaled update): "
+        "it is positive for $p \\in (1/2, 1]$ and negative for $p \\in [0, 1/2)$, for every $R \\ge 2$. Sparsity "
+        "intensifies once the success probability is past $1/2$, to first order.",
+        (Cited("degenerate_group_contributes_zero_gradient", S),
+         Cited("all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R", S),
+         Cited("zero_gradient_probability_is_at_least_two_pow_one_minus_R", S),
+         Cited("no_std_update_direction_is_R_minus_1_over_R_times_gradient", S),
+         Cited("first_order_change_of_zero_gradient_probability_is_positive_above_half", S),
+         Cited("first_order_change_of_zero_gradient_probability_is_negative_below_half", S),
+         Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
+         Cited("first_order_drift_of_success_probability_R2", K),
+         Cited("first_order_drift_of_success_probability_R3", K),
+         Cited("c_R_sample_std_is_positive_for_R2", K),
+         Cited("c_R_sample_std_is_positive_for_R4", K),
+         Cited("c_R_sample_std_is_positive_for_R8", K)),
         empirical="sparsity",
     ),
     Claim(
@@ -112,9 +182,11 @@ CLAIMS: tuple[Claim, ...] = (
         "demonstrate empirically via SVD analysis of GRPO gradients on Nemotron-4B/GSM8K that the gradient "
         "matrix has effective rank \u2248 2 regardless of group size R \u2208 {2, 4, 8}",
         "empirical",
-        "An empirical claim about one model. The mathematics does not imply it (D7): the per-rollout matrices "
-        "$G$ and $\\operatorname{diag}(A) G$ have rank $\\operatorname{rank}(G)$, generically $\\min(R, P)$; "
-        "and even a rank-2 matrix has effective rank 2 only for equal singular values. For $R = 2$ every "
+        "An empirical claim about one model. The mathematics does not imply it (D7): $\\operatorname{rank}"
+        "(\\operatorname{diag}(A) G)$ is the rank of the rows of $G$ with $A_i \\ne 0$ -- equal to "
+        "$\\operatorname{rank}(G)$, generically $\\min(R, P)$, when every $A_i \\ne 0$ (binary rewards, $0 < k < R$), "
+        "0 for a degenerate group, and with three or more reward levels a mixed group can have an exactly-zero "
+        "$A_i$; even a rank-2 matrix has effective rank 2 only for equal singular values. For $R = 2$ every "
         "$R$-row matrix has rank at most 2, so $R = 2$ cannot discriminate. Measured per rank definition and "
         "per matrix below.",
         (Cited("group_gradient_has_rank_at_most_one", K),
@@ -132,6 +204,19 @@ CLAIMS: tuple[Claim, ...] = (
          EMP + "test_gram_derived_matrices_match_explicit_G",
          PROPS + "test_d7_two_cluster_scores_have_rank_at_most_two",
          PROPS + "test_d7_spread_out_scores_give_effective_rank_above_three"),
+        "No mathematical reason for effective rank about 2 at every $R$: for binary rewards with $0 < k < R$ both "
+        "advantage values are nonzero, so $\\operatorname{diag}(A)$ is invertible and "
+        "$\\operatorname{rank}(\\operatorname{diag}(A) G) = \\operatorname{rank}(G)$ (rank 4 in an $R = 4$ instance); "
+        "rank at most 2 holds under the extra two-cluster assumption on the score vectors, and then the effective "
+        "rank is 2 only for equal singular values (an exact two-cluster instance has about 1.80). What was measured "
+        "instead is below.",
+        (Cited("binary_advantage_product_is_negative", S),
+         Cited("advantage_weighted_scores_have_rank_four_for_R4", S),
+         Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R4", S),
+         Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R8", S),
+         Cited("equal_singular_values_give_effective_rank_two", S),
+         Cited("unequal_singular_values_give_effective_rank_below_two", S),
+         Cited("two_cluster_example_singular_value_share_is_not_one_half", S)),
         empirical="rank",
     ),
     Claim(
@@ -139,25 +224,19 @@ CLAIMS: tuple[Claim, ...] = (
         "We formalize this as an intrinsic rank-2 structure arising from the zero-sum constraint on advantages",
         "theorem",
         "Zero-sum holds: $\\sum_i A_i = 0$ for every convention, with $\\sum_i A_i^2 = R - 1$ (sample std). "
-        "It does not give rank 2: centring ($I - \\mathbf{1}\\mathbf{1}^T/R$, the zero-sum projection) bounds the "
+        "It does not give rank 2: centring ($C = I - \\mathbf{1}\\mathbf{1}^T/R$, the zero-sum projection) bounds the "
         "centred score matrix by rank $R - 1$ and the bound is attained; $\\operatorname{diag}(A) G$ keeps the rank "
-        "of $G$; a layer's weight gradient sums one outer product per token. Rank at most 2 follows only under an "
-        "extra two-cluster assumption on the score vectors.",
+        "of the rows of $G$ with $A_i \\ne 0$; a layer's weight gradient sums one outer product per token. What "
+        "zero-sum does give is stronger in one direction and weaker in another: the update depends on $G$ only "
+        "through the centred scores, and for binary rewards it is one vector for every $R$.",
         (Cited("advantages_sum_to_zero", S),
-         Cited("centred_advantages_sum_to_zero", S),
-         Cited("squared_sample_std_advantages_sum_to_R_minus_1", S),
          Cited("centred_scores_have_rank_three_for_R4", X,
                "with zero-sum (centred) weights the $R = 4$ score matrix keeps rank 3 = $R - 1$, not 2"),
          Cited("advantage_weighted_scores_have_rank_four_for_R4", X,
                "$\\operatorname{diag}(A) G$ with zero-sum advantages $A = (3/2, -1/2, -1/2, -1/2)$ has rank 4 at $R = 4$"),
          Cited("layer_weight_gradient_has_rank_five_with_two_rollouts", X,
                "a linear layer's GRPO weight gradient has rank 5 with $R = 2$, $A = (1, -1)$"),
-         Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R4", C,
-               "rank at most 2 holds if the score vectors form two clusters (one per reward class)"),
-         Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R8", C,
-               "the same two-cluster assumption, $R = 8$"),
-         Cited("centring_matrix_has_rank_R_minus_1", K),
-         Cited("binary_group_gradient_is_class_mean_difference", K)),
+         Cited("centring_matrix_has_rank_R_minus_1", K)),
         (PROPS + "test_d4_binary_closed_forms_for_every_R_and_k",
          PROPS + "test_d4_binary_advantages_equal_closed_forms",
          PROPS + "test_d7_binary_group_gradient_is_class_mean_difference",
@@ -167,6 +246,22 @@ CLAIMS: tuple[Claim, ...] = (
          EST + "test_advantages_sum_to_zero_per_group",
          EST + "test_sum_of_squares_is_r_minus_one_for_sample_std_and_r_for_population",
          EMP + "test_gram_derived_matrices_match_explicit_G"),
+        "For any rewards and every $R$: $\\sum_i A_i = 0$, so the group update $G^T A = (C G)^T A$ depends on the "
+        "score vectors only through the centred scores, whose rank is at most $R - 1$ (the centring matrix has rank "
+        "exactly $R - 1$); for binary rewards with $0 < k < R$ the update is $k a_+ (\\bar g_C - \\bar g_W)$ -- one "
+        "direction built from the two class means, every $R$; a batch of groups spans at most as many directions "
+        "as it has non-degenerate groups. Rank at most 2 of the per-rollout matrices needs the extra two-cluster "
+        "assumption. The 'rank-2 structure' that zero-sum does give is this: two class means, one direction.",
+        (Cited("advantages_sum_to_zero", S),
+         Cited("centred_advantages_sum_to_zero", S),
+         Cited("squared_sample_std_advantages_sum_to_R_minus_1", S),
+         Cited("group_gradient_depends_only_on_centred_scores", S),
+         Cited("centring_matrix_has_rank_R_minus_1", S),
+         Cited("binary_group_gradient_is_class_mean_difference", S),
+         Cited("common_score_component_cancels_from_group_gradient", S),
+         Cited("two_cluster_centred_rows_are_multiples_of_class_mean_difference", S),
+         Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R4", K),
+         Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R8", K)),
         empirical="attribution",
     ),
     Claim(
@@ -178,26 +273,34 @@ CLAIMS: tuple[Claim, ...] = (
         "\\pi_a) = 0$, e.g. a uniform policy or constant reward). Counterexample to unconditional optimality: "
         "$\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$ gives $b^* = 3/10 \\ne 1/2$ with $K$ free logits ($5/14$ with a "
         "fixed reference logit: $b^*$ depends on the parametrisation). GRPO's own baseline is not a constant: the "
-        "no-std estimator is exactly $\\frac{R-1}{R}$ times the leave-one-out (RLOO) estimator.",
+        "no-std estimator is exactly $\\frac{R-1}{R}$ times the leave-one-out (RLOO) estimator. Only the abstract "
+        "is public; the paper's own conditions are not, so its wording is compared, not its derivation.",
         (Cited("total_variance_is_minimised_by_optimal_baseline", S),
-         Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", C,
-               "the condition concerns the population mean $E[r]$ as a constant baseline; GRPO's group mean "
-               "contains $r_i$ and shrinks the expected gradient by $(R-1)/R$ (D5, remark "
-               "group_mean_is_not_the_population_mean)"),
+         Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", S),
          Cited("softmax_optimal_baseline_minus_mean_reward", S),
          Cited("uniform_policy_makes_mean_baseline_optimal", S),
          Cited("constant_reward_makes_mean_baseline_optimal", S),
-         Cited("softmax_example_mean_baseline_is_not_optimal", K),
-         Cited("softmax_example_mean_baseline_excess_variance_is_one_fortieth", K),
-         Cited("softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths", K),
-         Cited("group_centred_reward_is_scaled_leave_one_out_reward", K),
-         Cited("no_std_group_estimator_is_scaled_rloo_estimator", K)),
+         Cited("softmax_example_mean_baseline_is_not_optimal", K)),
         (PROPS + "test_d8_optimal_baseline_equals_closed_form_and_minimises_variance",
          PROPS + "test_d8_mean_baseline_is_optimal_under_the_covariance_condition",
          PROPS + "test_d8_mean_baseline_is_not_optimal_without_the_covariance_condition",
          ORACLE + "test_optimal_baseline_minimises_the_total_variance",
          ORACLE + "test_coordinatewise_optimal_baseline_minimises_each_coordinate",
          ORACLE + "test_optimal_baseline_counterexample_of_D8"),
+        "Among constant baselines the total variance is minimised by $b^* = E[r\\|g\\|^2]/E\\|g\\|^2$, and the "
+        "population mean $E[r]$ is optimal iff $\\operatorname{Cov}(r, \\|g\\|^2) = 0$; for a softmax bandit with $K$ "
+        "free logits iff $\\operatorname{Cov}_{a \\sim \\pi}(r_a, \\pi_a) = 0$ ($b^* = 3/10$ on the example; with a fixed "
+        "reference logit $b^* = 5/14$: the criterion depends on the parametrisation). GRPO's baseline is the group "
+        "mean, not a constant: $r_i - \\bar r = \\frac{R-1}{R}(r_i - \\bar r_{-i})$, so the no-std estimator is "
+        "$\\frac{R-1}{R}$ times RLOO, whose leave-one-out baseline is independent of $o_i$.",
+        (Cited("total_variance_is_minimised_by_optimal_baseline", S),
+         Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", S),
+         Cited("softmax_optimal_baseline_minus_mean_reward", S),
+         Cited("softmax_example_optimal_baseline_is_three_tenths", S),
+         Cited("softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths", S),
+         Cited("softmax_example_mean_baseline_excess_variance_is_one_fortieth", S),
+         Cited("group_centred_reward_is_scaled_leave_one_out_reward", S),
+         Cited("no_std_group_estimator_is_scaled_rloo_estimator", S)),
     ),
     Claim(
         "F1", "Additional finding: bias of the group baseline (D5)",
@@ -227,5 +330,14 @@ CLAIMS: tuple[Claim, ...] = (
          ORACLE + "test_std_scaled_gradient_with_binary_rewards_is_c_R_times_gradient",
          ORACLE + "test_std_scaled_gradient_with_three_reward_values_is_not_parallel",
          ORACLE + "test_group_baseline_bias_on_a_transformer"),
+        "As worded (a finding of this suite). For every $R \\ge 2$: $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R}\\nabla J$ "
+        "and $E[(r_i - \\bar r_{-i}) g_i] = \\nabla J$. With binary rewards, $E[g_i h(r_i)] = (h(1) - h(0)) \\nabla J$ "
+        "for any $h$; that $E[A_i g_i]$ has this form with $h(x) = E[A_i \\mid r_i = x]$ (conditioning) is a remark, "
+        "checked exactly by enumeration for $R \\le 4$.",
+        (Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
+         Cited("leave_one_out_baseline_is_unbiased", S),
+         Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
+         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S)),
     ),
 )

@@ -18,7 +18,7 @@ from grpo_verify import latex
 from grpo_verify.proof import Status
 
 from . import junit, rules
-from .claims import ARXIV, CLAIMS, DERIVATION_TEST, PAPER, Claim
+from .claims import ARXIV, CLAIMS, DERIVATION_TEST, PAPER, Cited, Claim
 from .rules import DerivationEvidence, Role
 from .runs import PAPER_MODEL, Run, Synthetic
 
@@ -63,9 +63,62 @@ def derivation_infos(families, reports) -> dict[str, DerivationInfo]:
 
 
 def test_selectors(claim: Claim, infos: dict[str, DerivationInfo]) -> list[str]:
-    derived = [DERIVATION_TEST.format(family=infos[c.name].family_key, name=c.name)
-               for c in claim.cited if c.name in infos]
-    return list(claim.tests) + derived
+    """The claim's property tests and the check of every result cited at either level, once each."""
+    names = dict.fromkeys(c.name for c in claim.cited + claim.strongest_cited if c.name in infos)
+    return list(claim.tests) + [DERIVATION_TEST.format(family=infos[n].family_key, name=n) for n in names]
+
+
+def cited_evidence(cited: Sequence[Cited], infos: dict[str, DerivationInfo], out_dir: Path,
+                   source_root: Path | None) -> tuple[list[DerivationEvidence], list[dict]]:
+    """The rules' evidence and the ledger's entries for results cited at one level; a name missing from
+    the catalogue is evidence too: unproved."""
+    evidence, entries = [], []
+    for c in cited:
+        info = infos.get(c.name)
+        status = info.status if info else Status.UNPROVED
+        ev = DerivationEvidence(c.name, info.family if info else "?", c.role, status,
+                                info.scope if info else "not in the catalogue", c.condition)
+        evidence.append(ev)
+        src = (_rel(source_root / "derivations" / f"{info.family_key}.py", out_dir)
+               if info and source_root else "")
+        entries.append({"name": c.name, "family": ev.family, "role": c.role.value, "status": status.value,
+                        "scope": ev.scope, "condition": c.condition, "doc": info.doc if info else
+                        "(no result of this name in the derivation catalogue)",
+                        "assumptions": list(info.assumptions) if info else [],
+                        "statement": info.statement if info else "", "source": src})
+    return evidence, entries
+
+
+def measured_text(entry: dict) -> str:
+    """The measurements shown with a claim, named by what they ran on ("" if none)."""
+    if "rank" in entry:
+        sec = entry["rank"]
+        return ("paper setting: " + ", ".join(sec["paper_runs"]) if sec["paper_runs"]
+                else f"not on the paper's model; instead {sec['measured_instead']}")
+    if "sparsity" in entry:
+        sec = entry["sparsity"]
+        parts = ([f"exact synthetic training ({sec['synthetic']['setting']})"] if sec["synthetic"] else [])
+        parts += [f"{r['steps']} real GRPO steps ({r['id']})" for r in sec["runs"]]
+        return "; ".join(parts)
+    if "attribution" in entry:
+        return "; ".join(f"controls on {r['id']}" for r in entry["attribution"]["runs"])
+    return ""
+
+
+def evidence_summary(entry: dict) -> str:
+    """What a claim's verdicts rest on, in one line: proved results (by family), tests, measurements."""
+    cited = {d["name"]: d for d in entry["derivations"] + entry["strongest"]["derivations"]}
+    proved = [d for d in cited.values() if d["status"] == Status.PROVED.value]
+    families = ", ".join(sorted({d["family"] for d in proved}, key=lambda f: (len(f), f)))
+    parts = [f"proved: {len(proved)}/{len(cited)} cited results" + (f" ({families})" if families else "")]
+    if entry["tests"] == "not run":
+        parts.append("tests: not run")
+    else:
+        passed = sum(t["outcome"] == "passed" for t in entry["tests"])
+        parts.append(f"tests: {passed}/{len(entry['tests'])} passed")
+    measured = entry.get("measured", "")
+    parts.append(f"measured: {measured}" if measured else "measured: -")
+    return "; ".join(parts)
 
 
 def all_selectors(infos: dict[str, DerivationInfo], claims: Sequence[Claim] = CLAIMS) -> list[str]:
@@ -241,24 +294,13 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
     out_dir = Path(out_dir)
     ledger_claims = []
     for claim in claims:
-        derivs, evidence = [], []
-        for c in claim.cited:
-            info = infos.get(c.name)
-            status = info.status if info else Status.UNPROVED
-            ev = DerivationEvidence(c.name, info.family if info else "?", c.role, status,
-                                    info.scope if info else "not in the catalogue", c.condition)
-            evidence.append(ev)
-            src = (_rel(source_root / "derivations" / f"{info.family_key}.py", out_dir)
-                   if info and source_root else "")
-            derivs.append({"name": c.name, "family": ev.family, "role": c.role.value, "status": status.value,
-                           "scope": ev.scope, "condition": c.condition, "doc": info.doc if info else
-                           "(no result of this name in the derivation catalogue)",
-                           "assumptions": list(info.assumptions) if info else [],
-                           "statement": info.statement if info else "", "source": src})
+        evidence, derivs = cited_evidence(claim.cited, infos, out_dir, source_root)
+        strongest_evidence, strongest_derivs = cited_evidence(claim.strongest_cited, infos, out_dir, source_root)
         selectors = test_selectors(claim, infos)
         tests = None if outcomes is None else junit.evidence(selectors, outcomes)
         entry = {"key": claim.key, "title": claim.title, "quote": claim.quote, "arxiv": ARXIV,
                  "kind": claim.kind, "statement": claim.statement, "derivations": derivs,
+                 "strongest": {"statement": claim.strongest, "derivations": strongest_derivs},
                  "tests": ("not run" if tests is None else
                            [{"selector": t.selector, "outcome": t.outcome,
                              "cases": [{"id": i, "outcome": o, "message": m} for i, o, m in t.cases]} for t in tests])}
@@ -282,8 +324,12 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
                 decision.reasons.append("simulation of training not measured")
         if claim.empirical == "attribution":
             entry["attribution"] = attribution_section(runs)
-        entry.update(verdict=decision.verdict.value, reasons=decision.reasons, conditions=decision.conditions,
+        form = rules.strongest_form_standing(strongest_evidence, tests)
+        entry["strongest"].update(standing=form.standing.value, reasons=form.reasons)
+        entry["measured"] = measured_text(entry)
+        entry.update(verdict=decision.verdict.value, reasons=decision.reasons,
                      counterexamples=decision.counterexamples)
+        entry["evidence"] = evidence_summary(entry)
         ledger_claims.append(entry)
     return rounded_numbers({
         "paper": PAPER, "arxiv": ARXIV, "generator": f"python -m grpo_verify.report (grpo-verify {version})",
@@ -300,15 +346,22 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
 def rules_text() -> list[str]:
     t = rules.APPROX_TOLERANCE
     return [
-        "Any property test failed, errored, skipped, missing or not run, or any cited derivation result not "
-        "proved -> inconclusive (never confirmed).",
-        "A proved counterexample to the claim as worded -> refuted, naming it.",
-        "Every supporting result proved, some only under an extra assumption or for a range of values -> "
-        "confirmed under stated conditions (the conditions listed).",
-        "Every supporting result proved symbolically and every test passed -> confirmed.",
-        "A simulation in which the claimed rise is a fall (change + 2 se < 0) -> inconclusive.",
-        f"Empirical claim with no run in the paper's setting ({PAPER_MODEL} with real weights, GSM8K) -> not yet "
+        "Two verdicts per claim, by the same rules for every claim: (a) on the claim as worded -- confirmed, "
+        "refuted, not yet measured or inconclusive; (b) on the strongest statement proved in its place, its "
+        "conditions written into it -- proved, proved for the listed values only, or not established.",
+        "(a) and (b): any property test failed, errored, skipped, missing or not run, or any cited derivation "
+        "result not proved -> inconclusive / not established (never confirmed, never proved).",
+        "(a) A proved counterexample to the claim as worded -> refuted, naming it. A claim true only in a regime "
+        "is refuted as worded once a counterexample outside the regime is proved, and its restricted form is "
+        "proved at level (b); there is no conditional verdict at level (a).",
+        "(a) No proved result decides the wording (none proves it, no counterexample), or a supporting result "
+        "is proved only for a range of values -> inconclusive.",
+        "(a) Every supporting result proved symbolically and every test passed -> confirmed.",
+        "(a) A simulation in which the claimed rise is a fall (change + 2 se < 0) -> inconclusive.",
+        f"(a) Empirical claim with no run in the paper's setting ({PAPER_MODEL} with real weights, GSM8K) -> not yet "
         "measured, whatever else was measured.",
+        "(b) Every cited result proved symbolically and every test passed -> proved; some cited result proved "
+        "only for a range of values -> proved for the listed values only.",
         f"Effective rank about 2: |mean - 2| <= {t} and the confidence interval overlaps [{2 - t}, {2 + t}], "
         f"with at least {rules.MIN_GROUPS} groups; not about 2: the interval lies outside [{2 - t}, {2 + t}].",
         "Controls: comparable when the control's mean lies in GRPO's interval or the intervals overlap; every "
@@ -334,19 +387,24 @@ def _md_cell(run_entry_: dict) -> str:
     return ("; ".join(parts) or "-") + f" -> **{run_entry_['status']}**"
 
 
-def summary_rows(ledger: dict) -> list[tuple[str, str, str, str]]:
+def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:
+    """Per claim: key, title, verdict as worded, its main reason, the strongest proved form (standing:
+    statement) and the evidence line."""
     rows = []
     for c in ledger["claims"]:
-        why = c["counterexamples"][0] if c["counterexamples"] else (c["conditions"][0] if c["conditions"]
-                                                                    else c["reasons"][0] if c["reasons"] else "")
-        rows.append((c["key"], c["title"], c["verdict"], why))
+        why = c["counterexamples"][0] if c["counterexamples"] else (c["reasons"][0] if c["reasons"] else "")
+        strongest = c["strongest"]
+        rows.append((c["key"], c["title"], c["verdict"], why, f"{strongest['standing']}: {strongest['statement']}",
+                     c["evidence"]))
     return rows
 
 
 def summary_markdown(ledger: dict) -> str:
-    lines = ["| # | Claim | Verdict | Main reason |", "|---|---|---|---|"]
-    for key, title, verdict, why in summary_rows(ledger):
-        lines.append(f"| {key} | {title} | **{verdict}** | {why.replace('|', '/')} |")
+    lines = ["| # | Claim | As worded | Strongest proved form | Evidence |", "|---|---|---|---|---|"]
+    for key, title, verdict, why, strongest, evidence in summary_rows(ledger):
+        standing, _, statement = strongest.partition(": ")
+        cells = [key, title, f"**{verdict}**: {why}", f"**{standing}**: {statement}", evidence]
+        lines.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
     return "\n".join(lines)
 
 
@@ -369,17 +427,16 @@ def markdown(ledger: dict) -> str:
             L += [f"> \"{c['quote']}\" — Mishra, Chakraborty, Kapusuzoglu, arXiv:{c['arxiv']} (abstract)", ""]
         else:
             L += ["(Not a claim of the paper: a finding of this suite.)", ""]
-        L += [f"**Verdict: {c['verdict']}.**", ""]
-        for label, key in (("Why", "reasons"), ("Conditions", "conditions"), ("Counterexamples", "counterexamples")):
+        L += [f"**As worded: {c['verdict']}.**", ""]
+        for label, key in (("Why", "reasons"), ("Counterexamples", "counterexamples")):
             if c[key]:
                 L += [f"{label}:", ""] + [f"- {x}" for x in c[key]] + [""]
-        L += ["### What is proved", "", c["statement"], ""]
-        for d in c["derivations"]:
-            link = f"[{d['family']}]({d['source']})" if d["source"] else d["family"]
-            extra = f" — {d['condition']}" if d["condition"] else ""
-            L.append(f"- {link} `{d['name']}` ({d['role']}{extra}): **{d['status']}** ({d['scope']}). {d['doc']}")
-            if d["assumptions"]:
-                L.append("  Assumptions: " + "; ".join(d["assumptions"]) + ".")
+        L += ["Results cited for the claim as worded:", ""] + _md_derivations(c["derivations"])
+        strongest = c["strongest"]
+        L += ["", f"**Strongest proved form: {strongest['standing']}.** {strongest['statement']}", ""]
+        L += [f"- {x}" for x in strongest["reasons"]] + ["", "Results cited for it:", ""]
+        L += _md_derivations(strongest["derivations"])
+        L += ["", f"Evidence: {c['evidence']}.", "", "### Reading", "", c["statement"], ""]
         L += ["", "Rendered step by step in `derivations.pdf` (`python -m grpo_verify.render --pdf`), section of "
               "the family named.", "", "### Property tests (this run)", ""]
         if c["tests"] == "not run":
@@ -398,6 +455,17 @@ def markdown(ledger: dict) -> str:
         if "sparsity" in c:
             L += _md_sparsity(c["sparsity"])
     return "\n".join(L) + "\n"
+
+
+def _md_derivations(derivations: Sequence[dict]) -> list[str]:
+    L = []
+    for d in derivations:
+        link = f"[{d['family']}]({d['source']})" if d["source"] else d["family"]
+        extra = f" — {d['condition']}" if d["condition"] else ""
+        L.append(f"- {link} `{d['name']}` ({d['role']}{extra}): **{d['status']}** ({d['scope']}). {d['doc']}")
+        if d["assumptions"]:
+            L.append("  Assumptions: " + "; ".join(d["assumptions"]) + ".")
+    return L or ["- (none)"]
 
 
 def _md_rank(sec: dict, ledger: dict) -> list[str]:
@@ -546,10 +614,12 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
           + tex(ledger["tests"]) + ".", r"\section*{Summary}",
           # ragged columns: long result names must wrap at their underscores, not run into the margin
           r"\begin{longtable}{" + "".join(rf">{{\raggedright\arraybackslash}}p{{{w}\linewidth}}"
-                                          for w in (0.05, 0.3, 0.17, 0.38)) + "}",
-          r"\# & claim & verdict & main reason \\ \hline \endhead"]
-    for key, title, verdict, why in summary_rows(ledger):
-        B.append(f"{key} & {tex(title)} & \\textbf{{{tex(verdict)}}} & {tex(why)} \\\\")
+                                          for w in (0.04, 0.13, 0.25, 0.33, 0.17)) + "}",
+          r"\# & claim & as worded & strongest proved form & evidence \\ \hline \endhead"]
+    for key, title, verdict, why, strongest, evidence in summary_rows(ledger):
+        standing, _, statement = strongest.partition(": ")
+        B.append(f"{key} & {tex(title)} & \\textbf{{{tex(verdict)}}}: {tex(why)} & \\textbf{{{tex(standing)}}}: "
+                 f"{tex(statement)} & {tex(evidence)} \\\\ \\hline")
     B += [r"\end{longtable}", r"\section*{Verdict rules}", r"\begin{enumerate}"]
     B += [rf"\item {tex(r)}" for r in ledger["rules"]]
     B += [r"\end{enumerate}", r"\section*{Empirical runs}"]
@@ -571,20 +641,18 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
                      rf"arXiv:{c['arxiv']} (abstract).\end{{quote}}")
         else:
             B.append(r"\noindent(Not a claim of the paper: a finding of this suite.)\par")
-        B.append(rf"\noindent\textbf{{Verdict: {tex(c['verdict'])}.}}")
-        for label, key in (("Why", "reasons"), ("Conditions", "conditions"), ("Counterexamples", "counterexamples")):
+        B.append(rf"\noindent\textbf{{As worded: {tex(c['verdict'])}.}}")
+        for label, key in (("Why", "reasons"), ("Counterexamples", "counterexamples")):
             if c[key]:
                 B += [rf"\paragraph{{{label}.}}", r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in c[key]] + [r"\end{itemize}"]
-        B += [r"\subsection*{What is proved}", tex(c["statement"]), r"\begin{itemize}"]
-        for d in c["derivations"]:
-            cond = f" --- {tex(d['condition'])}" if d["condition"] else ""
-            B.append(rf"\item {d['family']} \texttt{{{tex(d['name'])}}} ({tex(d['role'])}{cond}): "
-                     rf"\textbf{{{tex(d['status'])}}} ({tex(d['scope'])}). {tex(d['doc'])}")
-            if d["assumptions"]:
-                B.append(r"\emph{Assumptions:} " + "; ".join(tex(a) for a in d["assumptions"]) + ".")
-            if d["statement"] and d["role"] != Role.CONTEXT.value:
-                B.append(r"\begin{align*}" + d["statement"] + r"\end{align*}")
-        B += [r"\end{itemize}", r"\noindent Each result is rendered step by step in \texttt{derivations.pdf} "
+        B += [r"\paragraph{Results cited for the claim as worded.}"] + _tex_derivations(c["derivations"])
+        strongest = c["strongest"]
+        B += [r"\subsection*{Strongest proved form: " + tex(strongest["standing"]) + "}", tex(strongest["statement"]),
+              r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in strongest["reasons"]] + [r"\end{itemize}"]
+        B += [r"\paragraph{Results cited for it.}"] + _tex_derivations(strongest["derivations"])
+        B += [r"\noindent\textbf{Evidence:} " + tex(c["evidence"]) + r".\par",
+              r"\subsection*{Reading}", tex(c["statement"])]
+        B += [r"\par\noindent Each result is rendered step by step in \texttt{derivations.pdf} "
               r"(\texttt{python -m grpo\_verify.render --pdf}), in the section of its family; source: "
               r"\texttt{derivations/}.\par", r"\subsection*{Property tests (this run)}"]
         if c["tests"] == "not run":
@@ -603,6 +671,21 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
             B += _tex_sparsity(c["sparsity"], graphics)
     B += [r"\end{document}", ""]
     return "\n".join(B)
+
+
+def _tex_derivations(derivations: Sequence[dict]) -> list[str]:
+    if not derivations:
+        return [r"\noindent (none)\par"]
+    B = [r"\begin{itemize}"]
+    for d in derivations:
+        cond = f" --- {tex(d['condition'])}" if d["condition"] else ""
+        B.append(rf"\item {d['family']} \texttt{{{tex(d['name'])}}} ({tex(d['role'])}{cond}): "
+                 rf"\textbf{{{tex(d['status'])}}} ({tex(d['scope'])}). {tex(d['doc'])}")
+        if d["assumptions"]:
+            B.append(r"\emph{Assumptions:} " + "; ".join(tex(a) for a in d["assumptions"]) + ".")
+        if d["statement"] and d["role"] != Role.CONTEXT.value:
+            B.append(r"\begin{align*}" + d["statement"] + r"\end{align*}")
+    return B + [r"\end{itemize}"]
 
 
 def _tex_rank(sec: dict, ledger: dict, graphics: bool) -> list[str]:

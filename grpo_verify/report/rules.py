@@ -1,7 +1,21 @@
-"""The verdict rules, in code: from derivation statuses, property-test outcomes and measurements to a verdict.
+"""The verdict rules, in code: from derivation statuses, property-test outcomes and measurements to verdicts.
 
-Every rule is a small pure function on plain data, so each verdict can be reached (and tested) from
-synthetic inputs. The rules, in the order they are applied to a claim:
+Every claim gets two verdicts, decided by the same rules for every claim:
+
+(a) **as worded** -- confirmed, refuted, not yet measured or inconclusive -- on the claim exactly as the
+    abstract words it, from the results cited for it (role SUPPORTS: proves the claim as worded;
+    REFUTES: a proved counterexample to it; CONTEXT: shown, not used);
+(b) **the strongest proved form** -- proved, proved for the listed values only, or not established -- on
+    the statement we prove in the claim's place, with its conditions written into it, from the results
+    cited for that statement.
+
+A claim true only in a regime (only for $p > 1/2$, only to first order, only under an extra
+assumption) is therefore refuted as worded *if a counterexample outside the regime is proved*, and
+its restricted form is proved; without such a counterexample the wording is inconclusive, never
+"confirmed under conditions": there is no conditional verdict at level (a).
+
+Each rule is a small pure function on plain data, so each verdict can be reached (and tested) from
+synthetic inputs. Level (a), in the order the rules apply:
 
 1. Evidence incomplete -> INCONCLUSIVE. Any property test that failed, errored, was skipped, is
    missing from the run, or was not run at all (``--skip-tests``), or any cited derivation result
@@ -9,15 +23,20 @@ synthetic inputs. The rules, in the order they are applied to a claim:
    reason named. In particular a failing or missing property test can never yield CONFIRMED.
 2. Theorem claims (and findings):
    a. a proved result cited as a counterexample to the claim as worded -> REFUTED, naming it;
-   b. else a supporting result that holds only under an extra assumption, or proved only for a range
-      of values -> CONFIRMED UNDER STATED CONDITIONS, listing the conditions;
-   c. else every supporting result proved symbolically -> CONFIRMED.
+   b. else no supporting result -> INCONCLUSIVE (neither proved nor refuted);
+   c. else a supporting result proved only for a range of values -> INCONCLUSIVE (the claim speaks
+      of every value; the range goes to level (b));
+   d. else every supporting result proved symbolically -> CONFIRMED.
    A simulation that contradicts the claim's trend (:func:`trend` = "falls" for some R) downgrades a
    confirmed verdict to INCONCLUSIVE.
 3. Empirical claims (the rank claim): no run in the paper's setting (the paper's model, real
    weights, the paper's task) -> NOT YET MEASURED, whatever was measured elsewhere; with such a run,
    the primary series (``PRIMARY``) ~ 2 at every R -> CONFIRMED; some R clearly not ~ 2 -> REFUTED
    (that R named); otherwise INCONCLUSIVE.
+
+Level (b): any test not passed or any cited result not proved -> NOT ESTABLISHED (reasons named); no
+cited result -> NOT ESTABLISHED; some cited result proved only for a range of values -> PROVED FOR THE
+LISTED VALUES ONLY (the ranges named); else PROVED.
 
 "~ 2" (:func:`approx_two`): |mean - 2| <= ``APPROX_TOLERANCE`` and the confidence interval overlaps
 [2 - tol, 2 + tol]; "not ~ 2": the interval lies entirely outside [2 - tol, 2 + tol]; otherwise
@@ -44,19 +63,27 @@ from grpo_verify.proof import Status
 
 
 class Verdict(str, Enum):
+    """Level (a): the claim as worded."""
+
     CONFIRMED = "confirmed"
-    CONDITIONAL = "confirmed under stated conditions"
     REFUTED = "refuted"
     NOT_MEASURED = "not yet measured"
     INCONCLUSIVE = "inconclusive"
 
 
-class Role(str, Enum):
-    """What a cited derivation result does for a claim."""
+class Standing(str, Enum):
+    """Level (b): the strongest statement proved in the claim's place."""
 
-    SUPPORTS = "supports"  # proves (part of) the claim as worded
-    UNDER_CONDITION = "supports under an extra assumption"  # proves it only with ``condition`` added
-    REFUTES = "counterexample"  # a proved counterexample to the claim as worded
+    PROVED = "proved"
+    PROVED_FOR_VALUES = "proved for the listed values only"
+    NOT_ESTABLISHED = "not established"
+
+
+class Role(str, Enum):
+    """What a cited derivation result does for a claim as worded (level a) or for its strongest form (b)."""
+
+    SUPPORTS = "supports"  # proves (part of) the claim as worded, or of the strongest form
+    REFUTES = "counterexample"  # a proved counterexample to the claim as worded (level a only)
     CONTEXT = "context"  # related fact shown for reading; must still be proved
 
 
@@ -81,7 +108,7 @@ class DerivationEvidence:
     role: Role
     status: Status
     scope: str  # "symbolic" or e.g. "R = 2..16"
-    condition: str = ""  # the extra assumption (UNDER_CONDITION) or what the counterexample shows (REFUTES)
+    condition: str = ""  # what the counterexample shows (REFUTES)
 
 
 @dataclass(frozen=True)
@@ -95,10 +122,19 @@ class TestEvidence:
 
 @dataclass
 class Decision:
+    """Level (a)."""
+
     verdict: Verdict
     reasons: list[str] = field(default_factory=list)
-    conditions: list[str] = field(default_factory=list)
     counterexamples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FormDecision:
+    """Level (b)."""
+
+    standing: Standing
+    reasons: list[str] = field(default_factory=list)
 
 
 # -- rule 1: incomplete evidence ------------------------------------------------------------------
@@ -119,37 +155,56 @@ def evidence_gaps(derivations: Sequence[DerivationEvidence], tests: Sequence[Tes
     return gaps
 
 
-# -- rule 2: theorem claims -----------------------------------------------------------------------
+# -- rule 2: theorem claims, as worded -------------------------------------------------------------
+def _finite_scopes(derivations: Sequence[DerivationEvidence]) -> list[str]:
+    return [f"{d.family} {d.name} is proved for {d.scope} only" for d in derivations
+            if d.role is Role.SUPPORTS and d.scope != "symbolic"]
+
+
 def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[TestEvidence] | None) -> Decision:
+    """Level (a) for a theorem claim, from the results cited for the claim as worded."""
     gaps = evidence_gaps(derivations, tests)
     if gaps:
         return Decision(Verdict.INCONCLUSIVE, gaps)
-    supporting = [d for d in derivations if d.role in (Role.SUPPORTS, Role.UNDER_CONDITION)]
-    conditions = []
-    for d in supporting:
-        if d.role is Role.UNDER_CONDITION:
-            conditions.append(f"{d.condition} ({d.family} {d.name})")
-        if d.scope != "symbolic":
-            conditions.append(f"checked for {d.scope} only ({d.family} {d.name})")
     refuting = [d for d in derivations if d.role is Role.REFUTES]
-    if refuting:  # what does hold (the conditions) is kept for the reader
+    if refuting:
         return Decision(Verdict.REFUTED, [f"{len(refuting)} proved counterexample(s) to the claim as worded"],
-                        conditions=conditions,
                         counterexamples=[f"{d.family} {d.name}: {d.condition}" for d in refuting])
+    supporting = [d for d in derivations if d.role is Role.SUPPORTS]
     if not supporting:
-        return Decision(Verdict.INCONCLUSIVE, ["no derivation result supports the claim"])
-    if conditions:
-        return Decision(Verdict.CONDITIONAL, ["every cited result proved; some only under an extra assumption "
-                                              "or for a range of values"], conditions=conditions)
+        return Decision(Verdict.INCONCLUSIVE, ["no proved result decides the claim as worded: none proves it and "
+                                               "no counterexample is proved"])
+    finite = _finite_scopes(supporting)
+    if finite:
+        return Decision(Verdict.INCONCLUSIVE, ["the claim speaks of every value; " + "; ".join(finite)])
     return Decision(Verdict.CONFIRMED, ["every cited result proved symbolically and every property test passed"])
+
+
+# -- level (b): the strongest proved form ---------------------------------------------------------
+def strongest_form_standing(derivations: Sequence[DerivationEvidence],
+                            tests: Sequence[TestEvidence] | None) -> FormDecision:
+    """Level (b), from the results cited for the strongest statement (roles SUPPORTS or CONTEXT)."""
+    if any(d.role is Role.REFUTES for d in derivations):
+        raise ValueError("a counterexample belongs to the claim as worded, not to the statement proved instead")
+    gaps = evidence_gaps(derivations, tests)
+    if gaps:
+        return FormDecision(Standing.NOT_ESTABLISHED, gaps)
+    supporting = [d for d in derivations if d.role is Role.SUPPORTS]
+    if not supporting:
+        return FormDecision(Standing.NOT_ESTABLISHED, ["no result is cited for it"])
+    finite = _finite_scopes(supporting)
+    if finite:
+        return FormDecision(Standing.PROVED_FOR_VALUES, finite)
+    return FormDecision(Standing.PROVED, [f"{len(supporting)} cited result(s) proved symbolically; every "
+                                          "property test passed"])
 
 
 def with_simulation(decision: Decision, trends: dict[str, str]) -> Decision:
     """A simulated trend that contradicts a "rises" claim makes a positive verdict inconclusive."""
     falling = [R for R, t in trends.items() if t == "falls"]
-    if falling and decision.verdict in (Verdict.CONFIRMED, Verdict.CONDITIONAL):
+    if falling and decision.verdict is Verdict.CONFIRMED:
         return Decision(Verdict.INCONCLUSIVE, decision.reasons + [f"the simulation shows a fall at R = "
-                                                                  f"{', '.join(falling)}"], decision.conditions)
+                                                                  f"{', '.join(falling)}"])
     return decision
 
 
