@@ -284,6 +284,43 @@ centred_scores_have_rank_three_for_R4 = Result(
     rule="exact rank over $\\mathbb{Q}$",
 )
 
+# rank(C G) = rank(G) - dim(col(G) cap span 1): two R = 4 instances of rank 3, with and without 1 in col(G)
+G_WITH_ONES = sp.ImmutableMatrix([[1, 0, 0], [1, 1, 0], [1, 0, 1], [1, 1, 1]])  # first column is 1
+G_WITHOUT_ONES = sp.ImmutableMatrix([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])  # 1 is not a column combination
+INSTANCE = Assumption("$G$ = the explicit $4 \\times 3$ matrix of rank 3 named in the result", context=True)
+
+score_matrices_of_the_centring_instances_have_rank_three = Result(
+    name="score_matrices_of_the_centring_instances_have_rank_three",
+    doc="Both $4 \\times 3$ instances below have rank 3: $G_1$ with first column $\\mathbf{1}$ and $G_2 = "
+        "(e_1, e_2, e_3)$, whose column space does not contain $\\mathbf{1}$ (entries: $G_1$, $G_2$).",
+    lhs=sp.ImmutableMatrix([[MatrixRank(G_WITH_ONES), MatrixRank(G_WITHOUT_ONES)]]),
+    rhs=sp.ImmutableMatrix([[3, 3]]),
+    assumptions=(INSTANCE,),
+    rule="exact rank over $\\mathbb{Q}$",
+)
+
+centring_removes_a_dimension_only_when_ones_is_in_the_column_space = Result(
+    name="centring_removes_a_dimension_only_when_ones_is_in_the_column_space",
+    doc="$\\operatorname{rank}(C G) = \\operatorname{rank}(G) - \\dim(\\operatorname{col}(G) \\cap "
+        "\\operatorname{span} \\mathbf{1})$ on both instances: centring $G_1$ (which contains $\\mathbf{1}$) gives "
+        "rank 2, centring $G_2$ keeps rank 3 (entries: $C G_1$, $C G_2$; $C = I - \\mathbf{1}\\mathbf{1}^T/4$).",
+    lhs=sp.ImmutableMatrix([[MatrixRank(centring_matrix(4) * G_WITH_ONES),
+                             MatrixRank(centring_matrix(4) * G_WITHOUT_ONES)]]),
+    rhs=sp.ImmutableMatrix([[2, 3]]),
+    assumptions=(INSTANCE,),
+    rule="exact rank over $\\mathbb{Q}$",
+)
+
+centred_rank_is_rank_minus_intersection_with_ones = Remark(
+    "centred_rank_is_rank_minus_intersection_with_ones",
+    "For every $R$ and $P$: $C$ maps $\\operatorname{col}(G)$ onto $\\operatorname{col}(C G)$ and its kernel is "
+    "$\\operatorname{span} \\mathbf{1}$, so by rank-nullity on $\\operatorname{col}(G)$, "
+    "$\\operatorname{rank}(C G) = \\operatorname{rank}(G) - \\dim(\\operatorname{col}(G) \\cap \\operatorname{span} "
+    "\\mathbf{1})$: centring removes one dimension exactly when some combination of the parameters' score "
+    "coordinates is the same for every rollout, else none. The kernel has no rule for ranks of symbolic "
+    "$R \\times P$ products, so this is a remark; the two instances above are checked exactly.",
+)
+
 # A linear layer: R = 2 rollouts (k = 1, population std: A = (1, -1)), 3 tokens each, d_out = d_in = 5.
 LAYER_A = [sp.Integer(1), sp.Integer(-1)]
 LAYER_DELTAS = [

@@ -248,7 +248,10 @@ CLAIMS: tuple[Claim, ...] = (
          EMP + "test_gram_derived_matrices_match_explicit_G"),
         "For any rewards and every $R$: $\\sum_i A_i = 0$, so the group update $G^T A = (C G)^T A$ depends on the "
         "score vectors only through the centred scores, whose rank is at most $R - 1$ (the centring matrix has rank "
-        "exactly $R - 1$); for binary rewards with $0 < k < R$ the update is $k a_+ (\\bar g_C - \\bar g_W)$ -- one "
+        "exactly $R - 1$; centring removes a dimension only when $\\mathbf{1} \\in \\operatorname{col}(G)$: "
+        "$\\operatorname{rank}(C G) = \\operatorname{rank}(G) - \\dim(\\operatorname{col}(G) \\cap \\operatorname{span} "
+        "\\mathbf{1})$, by rank-nullity, a remark checked exactly on two $R = 4$ instances); for binary rewards with "
+        "$0 < k < R$ the update is $k a_+ (\\bar g_C - \\bar g_W)$ -- one "
         "direction built from the two class means, every $R$; a batch of groups spans at most as many directions "
         "as it has non-degenerate groups. Rank at most 2 of the per-rollout matrices needs the extra two-cluster "
         "assumption. The 'rank-2 structure' that zero-sum does give is this: two class means, one direction.",
@@ -260,6 +263,8 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("binary_group_gradient_is_class_mean_difference", S),
          Cited("common_score_component_cancels_from_group_gradient", S),
          Cited("two_cluster_centred_rows_are_multiples_of_class_mean_difference", S),
+         Cited("score_matrices_of_the_centring_instances_have_rank_three", S),
+         Cited("centring_removes_a_dimension_only_when_ones_is_in_the_column_space", S),
          Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R4", K),
          Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R8", K)),
         empirical="attribution",
