@@ -45,9 +45,12 @@ couples groups):
     ``group_gradient(kind, eps)``               (1/R) sum_i A_i g_i (symmetric)
     ``dr_grpo_group_gradient()``                (1/R) sum_i (r_i - rbar) g_i (symmetric)
     ``zero_advantage_indicator(kind, eps)``     1 if every A_i = 0, else 0 (symmetric); D6
+    ``constant_baseline_group_gradient(b)``     (1/R) sum_i (r_i - b) g_i (symmetric); b = E[r]: the
+                                                oracle-baseline estimator, Var = V_or/R; b = b*: V(b*)/R (D9)
 
 and ``group_total_variance(outcomes, rewards, group_size, estimator, symmetric=False, max_tuples=...)``
-= E||f||^2 - ||E f||^2; ``num_group_tuples(num_outcomes, group_size, symmetric=False)``;
+= E||f||^2 - ||E f||^2; ``group_mean_squared_error(outcomes, rewards, group_size, estimator, symmetric=False,
+max_tuples=...)`` = E||f - grad J||^2 (D9); ``num_group_tuples(num_outcomes, group_size, symmetric=False)``;
 ``GroupEstimator`` (the type of f), ``DEFAULT_MAX_TUPLES = 2_000_000``, ``GROUP_ADVANTAGE_KINDS``.
 """
 
@@ -347,3 +350,36 @@ def zero_advantage_indicator(kind: str = "dr_grpo", eps: float = DEFAULT_EPS) ->
         return (_advantages(rewards, kind, eps) == 0).all(dim=1).to(DTYPE)
 
     return indicator
+
+
+def constant_baseline_group_gradient(baseline: float) -> GroupEstimator:
+    """f = (1/R) sum_i (r_i - b) g_i for a constant baseline b; values (C, P). Symmetric; E[f] = grad J.
+
+    With b = E[r] (``expected_reward``) it is the oracle-baseline estimator, total variance V_or/R with
+    V_or = ``baseline_total_variance(outcomes, rewards, E[r])``; with b = b* (``optimal_baseline``) its
+    variance is V(b*)/R, the least of any constant baseline (D8, D9).
+    """
+    if isinstance(baseline, bool) or not isinstance(baseline, (int, float)) or not math.isfinite(baseline):
+        raise ValueError(f"baseline must be a finite number, got {baseline!r}")
+    value = float(baseline)
+
+    def gradient(rewards: Tensor, scores: Tensor, indices: Tensor) -> Tensor:
+        return ((rewards - value)[:, :, None] * scores).mean(dim=1)
+
+    return gradient
+
+
+def group_mean_squared_error(outcomes: Outcomes, rewards: Tensor, group_size: int, estimator: GroupEstimator,
+                             symmetric: bool = False, max_tuples: int = DEFAULT_MAX_TUPLES) -> float:
+    """E||f - grad J||^2 = tr Cov[f] + ||E f - grad J||^2 over groups of R i.i.d. rollouts (D9)."""
+    target = policy_gradient(outcomes, rewards)
+
+    def value_and_square(rewards_: Tensor, scores_: Tensor, indices_: Tensor) -> Tensor:
+        values = estimator(rewards_, scores_, indices_).to(DTYPE)
+        values = values.reshape(values.shape[0], -1)
+        if values.shape[1] != target.shape[0]:
+            raise ValueError(f"the estimator must return one value per parameter, shape (C, {target.shape[0]}); "
+                             f"got {tuple(values.shape)}")
+        return ((values - target) ** 2).sum(dim=1, keepdim=True)
+
+    return float(expect_group(outcomes, rewards, group_size, value_and_square, symmetric, max_tuples)[0])
