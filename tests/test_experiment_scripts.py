@@ -346,3 +346,35 @@ def test_the_scripts_refuse_bad_input_as_commands_without_a_traceback(argv):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "error:" in proc.stderr
     assert proc.stdout == ""
+
+
+# == group_size_variance.py =========================================================================
+_gsv_spec = importlib.util.spec_from_file_location("group_size_variance_under_test",
+                                                   ROOT / "experiments" / "group_size_variance.py")
+gsv = importlib.util.module_from_spec(_gsv_spec)
+sys.modules[_gsv_spec.name] = gsv
+_gsv_spec.loader.exec_module(gsv)
+
+
+def test_group_size_variance_writes_the_table_and_matches_the_closed_forms(tmp_path, capsys, umask_022):
+    out = tmp_path / "gsv"
+    summary = gsv.main(["--group-sizes", "2,3", "--out", str(out)])
+    assert sorted(listing(out)) == sorted(gsv.OUTPUT_FILES)
+    assert all(stat.S_IMODE((out / name).stat().st_mode) == 0o644 for name in gsv.OUTPUT_FILES)
+    assert summary["largest_closed_form_gap"] < 1e-12
+    rows = (out / "table.csv").read_text().splitlines()
+    assert len(rows) == 1 + 3 * 2 * len(gsv.ESTIMATORS)
+    assert json.loads((out / "constants.json").read_text())["policies"]["bandit_binary"]["c"] == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("argv, phrase", [(["--group-sizes", "1"], "2..12"), (["--group-sizes", "2,2"], "repeated"),
+                                          (["--group-sizes", ""], "at least one"), (["--eps", "-1"], ">= 0")])
+def test_group_size_variance_refuses_impossible_options(tmp_path, capsys, argv, phrase):
+    usage_error(gsv.main, ["--out", str(tmp_path / "out"), *argv], capsys, phrase)
+    assert listing(tmp_path) == []
+
+
+def test_group_size_variance_refuses_a_bad_out_before_work(tmp_path, capsys, monkeypatch):
+    (tmp_path / "taken").write_text("x")
+    monkeypatch.setattr(gsv, "run", lambda *a, **k: pytest.fail("enumerated before refusing --out"))
+    usage_error(gsv.main, ["--out", str(tmp_path / "taken")], capsys, "it exists and is not a folder")
