@@ -1,0 +1,304 @@
+"""``GRPOVerifyCallback`` on a real ``trl.GRPOTrainer`` (skipped without ``trl``).
+
+The trainer is built offline on the cross-check's tiny float64 Llama (``tests/trl_two_process_worker.py``), trained for
+a few CPU steps with real sampling, and every logged metric is recomputed directly from what a second callback
+recorded (the weights at each step's start and end, the gradient the optimizer received) and what TRL logged:
+
+* the zero-advantage fraction against TRL's own ``frac_reward_zero_std`` of the same step;
+* every measured group's Gram against the naive per-rollout loop (``naive_gram``) at the step's starting weights, and
+  the logged rank metrics against those of the naive Gram;
+* the on-policy GRPO gradient sum_i A_i g_i (naive loop, TRL's advantages) against TRL's own gradient, scaled by the
+  loss type's normaliser (so the documented weights and loss are the ones TRL differentiates), and the logged
+  per-layer spectra and coordinate sparsity against direct computations on TRL's gradient;
+* update sparsity against a parameter diff, and the update rank against an SVD of W - W_start.
+
+Each comparison is shown to reject a planted error: a Gram from the next step's weights, a flipped advantage sign, a
+since-start diff in place of the step's diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+trl = pytest.importorskip("trl")
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*gradient_checkpointing.* is deprecated:FutureWarning",
+                                        "ignore::FutureWarning", "ignore::UserWarning")
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM  # noqa: E402
+
+from grpo_verify import rank  # noqa: E402
+from grpo_verify.gram import naive_gram, relative_error  # noqa: E402
+from grpo_verify.trl_callback import GRAM_METRICS, GRPOVerifyCallback, GRPOVerifyConfig  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from trl_two_process_worker import OFFLINE, WeightRecorder, build_tiny_model, make_trainer  # noqa: E402
+
+P = "grpo_verify/"
+TOL = 1e-6  # relative tolerance of the tolerance rank (the callback's default)
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory):
+    import huggingface_hub.constants
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in OFFLINE:
+            patch.setenv(name, "1")
+        patch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+        root = tmp_path_factory.mktemp("trl_callback")
+        yield root, build_tiny_model(root / "tiny")
+
+
+def _train(offline, name, config, **trainer_kwargs):
+    root, model_dir = offline
+    trainer = make_trainer(model_dir, root / name, **trainer_kwargs)
+    callback = GRPOVerifyCallback(trainer, config)
+    recorder = WeightRecorder(trainer.accelerator.unwrap_model(trainer.model))
+    trainer.add_callback(recorder)
+    trainer.train()
+    history = {entry["step"]: entry for entry in trainer.state.log_history if "loss" in entry}
+    return trainer, callback, recorder, history
+
+
+def _model_at(model_dir, state):
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float64)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def _naive(model, entry, aggregation, advantages=None):
+    ids = torch.tensor(entry["input_ids"])
+    mask = torch.tensor(entry["attention_mask"])
+    return naive_gram(model, ids, mask, entry["completion_start"], aggregation, advantages=advantages)
+
+
+def _full_k(entry, K):
+    R = len(entry["advantages"])
+    full = np.zeros((R, R))
+    full[np.ix_(entry["kept"], entry["kept"])] = K.numpy()
+    return full
+
+
+def _spectra(grads):
+    out = {"stable_rank": [], "effective_rank": []}
+    for name in sorted(grads):
+        if grads[name].ndim == 2:
+            m = rank.rank_metrics(torch.linalg.svdvals(grads[name].double()).numpy(), TOL)
+            out["stable_rank"].append(m.stable_rank)
+            out["effective_rank"].append(m.effective_rank)
+    return {k: np.quantile(v, [0.5, 0.25, 0.75]) for k, v in out.items()}
+
+
+def _coordinate_sparsity(grads, thresholds):
+    flat = torch.cat([g.reshape(-1).double().abs() for g in grads.values()])
+    top = float(flat.max())
+    out = {"exact_zero": float((flat == 0).double().mean())}
+    for tau in thresholds:
+        out[f"le_{tau:g}_max"] = float((flat <= tau * top).double().mean())
+    return out
+
+
+def _unchanged(before, after, bf16):
+    same = total = 0
+    for name, new in after.items():
+        old = before[name]
+        if bf16:
+            old, new = old.to(torch.bfloat16), new.to(torch.bfloat16)
+        same += int((old == new).sum())
+        total += new.numel()
+    return same / total
+
+
+AGGREGATIONS = {"grpo": "mean", "dapo": "sum"}
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo"])
+def test_every_logged_metric_matches_a_direct_computation(offline, loss_type):
+    config = GRPOVerifyConfig(groups=None)
+    trainer, callback, recorder, history = _train(offline, f"direct_{loss_type}", config, loss_type=loss_type)
+    _, model_dir = offline
+    aggregation = AGGREGATIONS[loss_type]
+    assert callback.aggregation == aggregation
+    assert "_generate_and_score_completions" not in vars(trainer)  # the wrappers are gone after training
+    thresholds = config.sparsity_thresholds
+    steps = sorted(callback.logged)
+    assert steps == [1, 2, 3]
+    seen_constant = seen_mixed = False
+    for record in callback.records:
+        step = record["step"]
+        logged = callback.logged[step]
+        # zero-advantage groups: TRL's own number of the same step (dyadic rewards: exact zeros agree too)
+        assert logged[P + "zero_adv/group_fraction"] == pytest.approx(history[step]["frac_reward_zero_std"], abs=1e-12)
+        assert logged[P + "zero_adv/exact_fraction"] == logged[P + "zero_adv/group_fraction"]
+        assert logged[P + "groups/measured"] == record["groups_total"] == 4
+        model = _model_at(model_dir, recorder.begin[step])
+        later = _model_at(model_dir, recorder.end[step])
+        gram_means, weighted, grads, tokens = [], [], None, 0
+        for entry in record["groups"]:
+            seen_constant |= not entry["mixed"]
+            seen_mixed |= entry["mixed"]
+            K = np.asarray(entry["K"])
+            naive = _full_k(entry, _naive(model, entry, aggregation).K)
+            assert relative_error(torch.tensor(K), torch.tensor(naive)) < 1e-10
+            # planted: the Gram at the weights after the step (the wrong weights) is detected
+            wrong = _full_k(entry, _naive(later, entry, aggregation).K)
+            assert relative_error(torch.tensor(wrong), torch.tensor(naive)) > 1e-4
+            m = rank.rank_metrics_from_gram(naive, TOL).as_dict()
+            gram_means.append([m[k] for k in GRAM_METRICS])
+            a = np.asarray(entry["advantages"])
+            if entry["mixed"]:
+                w = rank.rank_metrics_from_gram(np.diag(a) @ naive @ np.diag(a), TOL).as_dict()
+                weighted.append([w[k] for k in GRAM_METRICS])
+            mask = torch.tensor(entry["attention_mask"])
+            tokens += int(mask[:, entry["completion_start"]:].sum())
+            kept = torch.tensor(a[entry["kept"]])
+            g = _naive(model, entry, aggregation, advantages=kept).grpo_gradients
+            grads = g if grads is None else {n: grads[n] + g[n] for n in g}
+        for key, values in (("gram", gram_means), ("gram_weighted", weighted)):
+            for metric, value in zip(GRAM_METRICS, np.mean(values, axis=0)):
+                assert logged[f"{P}{key}/{metric}"] == pytest.approx(value, rel=1e-9, abs=1e-12)
+        # the documented loss: TRL's gradient is -(1/N) sum_i A_i g_i (grpo, N rollouts) or -(1/T) of the sums (dapo)
+        trl_grad = recorder.grads[step]
+        scale = 16 if loss_type == "grpo" else tokens
+        ours = {n: -g / scale for n, g in grads.items()}
+        worst = max(float((ours[n] - trl_grad[n]).abs().max() / trl_grad[n].abs().max()) for n in trl_grad)
+        assert worst < 1e-6
+        flipped = max(float((-ours[n] - trl_grad[n]).abs().max() / trl_grad[n].abs().max()) for n in trl_grad)
+        assert flipped > 1.0  # planted: a flipped advantage sign is detected
+        # spectra and sparsity: of the engine's gradient and of TRL's step gradient, against TRL's gradient
+        direct = _spectra(trl_grad)
+        for where in ("", "step_grad/"):
+            for metric, (median, q25, q75) in direct.items():
+                assert logged[f"{P}{where}layers/{metric}/median"] == pytest.approx(median, rel=1e-6)
+                assert logged[f"{P}{where}layers/{metric}/q25"] == pytest.approx(q25, rel=1e-6)
+                assert logged[f"{P}{where}layers/{metric}/q75"] == pytest.approx(q75, rel=1e-6)
+        total = sum(g.numel() for g in trl_grad.values())
+        for key, value in _coordinate_sparsity(trl_grad, thresholds).items():
+            assert logged[f"{P}step_grad/sparsity/{key}"] == pytest.approx(value, abs=1e-12)
+            assert logged[f"{P}sparsity/{key}"] == pytest.approx(value, abs=3 / total)  # a threshold's round-off
+        # update sparsity against the parameter diff; the update rank against an SVD of W - W_start
+        before, after = recorder.begin[step], recorder.end[step]
+        for bf16, suffix in ((False, "model"), (True, "bf16")):
+            step_value = _unchanged(before, after, bf16)
+            start_value = _unchanged(recorder.initial, after, bf16)
+            assert logged[f"{P}update/unchanged_step/{suffix}"] == pytest.approx(step_value, abs=1e-15)
+            assert logged[f"{P}update/unchanged_since_start/{suffix}"] == pytest.approx(start_value, abs=1e-15)
+            if bf16 and step > 1:  # planted: the since-start diff in place of the step's is detected
+                assert abs(step_value - start_value) > 1e-3
+        fractions = []
+        for name, new in after.items():
+            if new.ndim == 2:
+                sigma = torch.linalg.svdvals((new - recorder.initial[name]).double()).numpy()
+                fractions.append(rank.tolerance_rank(sigma, TOL) / min(new.shape))
+        assert logged[P + "update/delta_rank_fraction/median"] == pytest.approx(np.median(fractions), abs=1e-12)
+        assert logged[P + "seconds"] > 0
+        params = sum(p.numel() for p in after.values())
+        assert logged[P + "memory/snapshot_mib"] == pytest.approx(2 * params * 8 / 2**20)  # two float64 copies
+        # and the values reached the Trainer's own log
+        for key, value in logged.items():
+            assert history[step][key] == pytest.approx(value)
+    assert seen_constant and seen_mixed
+
+
+def test_every_n_switches_and_the_stated_memory(offline):
+    config = GRPOVerifyConfig(every=2, groups=1, update_model_dtype=False, delta_rank=False, layer_spectra=False,
+                              step_gradient=False)
+    trainer, callback, recorder, history = _train(offline, "every2", config)
+    assert sorted(callback.logged) == [1, 3]  # steps whose start has global_step % 2 == 0
+    assert not any(k.startswith(P) for k in history[2])
+    params = sum(p.numel() for p in recorder.initial.values())
+    for step in (1, 3):
+        logged = callback.logged[step]
+        assert logged[P + "groups/measured"] == 1
+        assert not any("/layers/" in k or k.startswith(P + "layers") or "/model" in k or "delta" in k
+                       for k in logged), sorted(logged)
+        assert logged[P + "memory/snapshot_mib"] == pytest.approx(2 * params * 2 / 2**20)  # two bf16 snapshots
+        assert logged[P + "update/unchanged_step/bf16"] == pytest.approx(
+            _unchanged(recorder.begin[step], recorder.end[step], True), abs=1e-15)
+    nothing = GRPOVerifyConfig(gram=False, layer_spectra=False, sparsity=False, step_gradient=False,
+                               update_step=False, update_since_start=False, delta_rank=False)
+    _, callback, _, _ = _train(offline, "nothing", nothing, steps=1)
+    assert set(callback.logged[1]) == {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction", P + "seconds"}
+
+
+def test_sharded_parameters_are_refused_with_a_clear_message(offline):
+    root, model_dir = offline
+    trainer = make_trainer(model_dir, root / "sharded", steps=1)
+    callback = GRPOVerifyCallback(trainer)
+    trainer.is_fsdp_enabled = True
+    with pytest.raises(RuntimeError, match=r"under FSDP.*gram=False.*delta_rank=False.*sharding_safe"):
+        callback.on_train_begin(trainer.args, trainer.state, trainer.control)
+    trainer.callback_handler.remove_callback(callback)
+    safe = GRPOVerifyCallback(trainer, GRPOVerifyConfig.sharding_safe())
+    safe.on_train_begin(trainer.args, trainer.state, trainer.control)  # accepted
+    safe.on_train_end(trainer.args, trainer.state, trainer.control)
+    trainer.is_fsdp_enabled = False  # train for real with the sharding-safe configuration
+    trainer.train()
+    assert set(safe.logged[1]) == {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction", P + "seconds"}
+
+
+def test_bad_configuration_and_trainer_are_refused():
+    for bad in ({"every": 0}, {"groups": 0}, {"split_groups": "drop"}, {"aggregation": "constant"},
+                {"sparsity_thresholds": (0.0,)}, {"relative_tolerance": 1.0},
+                {"update_model_dtype": False, "update_bf16": False}):
+        with pytest.raises(ValueError):
+            GRPOVerifyConfig(**bad)
+    with pytest.raises(TypeError, match="needs a trl.GRPOTrainer"):
+        GRPOVerifyCallback(object())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_processes_gather_and_skip_split_groups(offline):
+    """Two CPU processes (gloo, torch.distributed.run), per-device batch 3 and 2 generations: of the 3 groups of a
+    step, group 1 straddles the processes. "gather" measures all 3 (group 1 on rank 0, from gathered ids), "skip"
+    measures 2 and says so; both ranks log the same gathered values, which match the naive Gram of every group
+    measured on either rank and TRL's frac_reward_zero_std."""
+    root, model_dir = offline
+    out = root / "two_process"
+    out.mkdir()
+    build_tiny_model(out / "tiny")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **{name: "1" for name in OFFLINE}}
+    worker = Path(__file__).parent / "trl_two_process_worker.py"
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                           "--master_port", str(_free_port()), str(worker), str(out)],
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    for mode, measured, gathered, skipped in (("gather", 3, 1, 0), ("skip", 2, 0, 1)):
+        runs = [json.loads((out / f"rank{r}_{mode}.json").read_text()) for r in (0, 1)]
+        assert [r["world_size"] for r in runs] == [2, 2] and [r["process_index"] for r in runs] == [0, 1]
+        assert runs[0]["logged"] == runs[1]["logged"]  # gathered: every process logs the same
+        history = {h["step"]: h for h in runs[0]["history"] if "loss" in h}
+        for step in ("1", "2"):
+            logged = runs[0]["logged"][step]
+            assert logged[P + "groups/measured"] == measured
+            assert logged[P + "groups/split_gathered"] == gathered
+            assert logged[P + "groups/split_skipped"] == skipped
+            assert logged[P + "zero_adv/group_fraction"] == pytest.approx(history[int(step)]["frac_reward_zero_std"])
+            model = _model_at(model_dir, torch.load(out / f"{mode}_weights_step{step}.pt"))
+            entries = [e for r in runs for rec in r["records"] if rec["step"] == int(step) for e in rec["groups"]]
+            assert sorted(e["group"] for e in entries) == ([0, 1, 2] if mode == "gather" else [0, 2])
+            means = []
+            for entry in entries:
+                naive = _full_k(entry, _naive(model, entry, "mean").K)
+                assert relative_error(torch.tensor(entry["K"], dtype=torch.float64), torch.tensor(naive)) < 1e-10
+                if entry["group"] == 1:
+                    assert len(entry["input_ids"]) == 2  # both rows of the straddling group, gathered
+                m = rank.rank_metrics_from_gram(naive, TOL).as_dict()
+                means.append([m[k] for k in GRAM_METRICS])
+            for metric, value in zip(GRAM_METRICS, np.mean(means, axis=0)):
+                assert logged[f"{P}gram/{metric}"] == pytest.approx(value, rel=1e-9)
