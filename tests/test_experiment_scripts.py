@@ -378,3 +378,54 @@ def test_group_size_variance_refuses_a_bad_out_before_work(tmp_path, capsys, mon
     (tmp_path / "taken").write_text("x")
     monkeypatch.setattr(gsv, "run", lambda *a, **k: pytest.fail("enumerated before refusing --out"))
     usage_error(gsv.main, ["--out", str(tmp_path / "taken")], capsys, "it exists and is not a folder")
+
+
+# == credit_assignment.py and credit_assignment_real.py =============================================
+def _load_path(name, path):
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ca = _load_path("credit_assignment", ROOT / "experiments" / "credit_assignment.py")
+car = _load_path("credit_assignment_real", ROOT / "experiments" / "credit_assignment_real.py")
+
+
+def test_credit_assignment_writes_its_files_and_reaches_the_target(tmp_path, capsys, umask_022):
+    out = tmp_path / "ca"
+    assert ca.main(["--horizons", "1,2", "--seeds", "2", "--lrs", "8", "--max-steps", "200", "--out", str(out)]) == 0
+    names = set(listing(out))
+    assert set(ca.FILES) <= names and {"steps_to_target.png", "success_curves.png", "theory.png"} <= names
+    assert all(stat.S_IMODE((out / name).stat().st_mode) == 0o644 for name in ca.FILES)
+    summary = json.loads((out / "summary.json").read_text())["best_lr"]
+    assert len(summary) == 2 * 2 * len(ca.METHODS) and all(row["reached"] == 2 for row in summary)
+
+
+@pytest.mark.parametrize("argv, phrase", [(["--methods", "grpo,magic"], "--methods"), (["--lrs", "0"], "--lrs"),
+                                          (["--group-size", "1"], "--group-size"), (["--horizons", "1,1"], "distinct")])
+def test_credit_assignment_refuses_impossible_options(tmp_path, capsys, monkeypatch, argv, phrase):
+    monkeypatch.setattr(ca, "train", lambda *a, **k: pytest.fail("trained before refusing the options"))
+    usage_error(ca.main, ["--out", str(tmp_path / "out"), *argv], capsys, phrase)
+    assert listing(tmp_path) == []
+
+
+def test_credit_assignment_real_runs_offline_on_the_tiny_model(tmp_path, capsys, umask_022):
+    out = tmp_path / "car"
+    argv = ["--model", "tiny-random", "--digits", "1,2", "--num-prompts", "2", "--group-size", "2",
+            "--max-new-tokens", "4", "--out", str(out)]
+    assert car.main(argv) == 0
+    rows = json.loads((out / "summary.json").read_text())["rows"]
+    assert [row["digits"] for row in rows] == [1, 2] and all(row["groups"] == 2 for row in rows)
+    assert all(0 <= row["zero_adv_ci_low"] <= row["zero_adv_frac"] <= row["zero_adv_ci_high"] <= 1 for row in rows)
+    assert len((out / "groups.jsonl").read_text().splitlines()) == 4
+    assert "[1/4] digits=1 prompt=0" in capsys.readouterr().out
+    assert car.main(argv) == 0  # a rerun samples nothing: every group is already there
+    assert "[1/4]" not in capsys.readouterr().out
+
+
+def test_credit_assignment_real_statistics():
+    assert car.wilson_interval(0, 8)[0] == 0.0 and 0.3 < car.wilson_interval(0, 8)[1] < 0.4
+    low, high = car.bootstrap_mean_interval([[1, 0], [0, 0], [1, 1]])
+    assert 0 <= low <= 0.5 <= high <= 1
