@@ -64,6 +64,8 @@ PLANTS = [
  ("kernel.py", "            inside = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]", "            inside = [sp.Ge(a, 1), sp.Ge(b, 1), sp.Ge(a, 1), sp.Ge(b, 1)]"),
  ("kernel.py", "            elif holds(entry(a, a), \"!=\", sp.Integer(0), inside[:2]) and (", "            elif True and ("),
  ("kernel.py", "                    holds(entry(a, b), \"=\", sp.Integer(0), inside + [sp.Lt(a, b)])", "                    holds(entry(a, b), \"=\", sp.Integer(0), inside)"),
+ ("result.py", "            return \">\" if \">\" in rels else \">=\"", "            return \">\""),
+ ("result.py", "            return \"<\" if \"<\" in rels else \"<=\"", "            return \"<\""),
 ]
 
 

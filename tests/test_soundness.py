@@ -790,6 +790,13 @@ FALSE_CASES: list[tuple[str, Build]] = [
         Step(x, "nothing", relation="<"),))),  # every x: x < x fails
     ("chain-ne_step_inside_chain", lambda: claim(x, x + 1, steps=(
         Step(x + 2, "differs", relation="!="), Step(x + 1, "shift")))),  # every x: x != x + 1
+    # only weak links: a chain of >= (<=) links never establishes > (<), though every link holds
+    ("chain-weak_links_claim_strict_upper", lambda: claim(x**2 + 1, 1, ">", steps=(
+        Step(x**2 + 1, "nothing"), Step(1, "drop a square", relation=">=")))),  # x = 0: 1 > 1 fails
+    ("chain-weak_links_claim_strict_lower", lambda: claim(1, x**2 + 1, "<", steps=(
+        Step(x**2 + 1, "add a square", relation="<="),))),  # x = 0
+    ("chain-two_weak_links_claim_strict", lambda: claim(x**2 + y**2, 0, ">", steps=(
+        Step(y**2, "drop a square", relation=">="), Step(0, "drop a square", relation=">=")))),  # x = y = 0
     # -- '!=' claims ------------------------------------------------------------------------------
     ("ne-undecidable_symbols", lambda: claim(x, y, "!=")),  # x = y = 0
     ("ne-denested_radicals", lambda: claim(sp.sqrt(2) + sp.sqrt(3), sp.sqrt(5 + 2 * sp.sqrt(6)), "!=")),  # equal
@@ -1014,6 +1021,13 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
     ("roots-rational_without_pole", lambda: claim(1 / (x + 1), 0, ">", on(x, 0, 2)), Status.PROVED),
     ("chain-square_bound", lambda: claim((x + 1)**2, 2 * x + 1, ">=", steps=(
         Step(x**2 + 2 * x + 1, "expand"), Step(2 * x + 1, "drop a square", relation=">="))), Status.PROVED),
+    # one strict link among weak ones makes the chain strict, in either direction
+    ("chain-strict_and_weak_lower_links", lambda: claim(x**2, x**2 + 2, "<", steps=(
+        Step(x**2 + 1, "add one", relation="<"), Step(x**2 + 2, "add one", relation="<="))), Status.PROVED),
+    ("chain-strict_and_weak_upper_links", lambda: claim(x**2 + 2, 0, ">", steps=(
+        Step(x**2 + 1, "drop one", relation=">="), Step(0, "drop the rest", relation=">"))), Status.PROVED),
+    ("chain-weak_lower_links", lambda: claim(x**2, x**2 + 2, "<=", steps=(
+        Step(x**2 + 1, "add one", relation="<="), Step(x**2 + 2, "add one", relation="<="))), Status.PROVED),
     ("cite-lemma_with_hypotheses_satisfied", true_cite_lemma_with_hypotheses, Status.PROVED),
     ("cite-lemma_without_hypotheses", true_cite_lemma_without_hypotheses, Status.PROVED),
     ("integer-gap_at_least_one", lambda: claim(R - k, 1, ">=", cond(k < R)), Status.PROVED),
