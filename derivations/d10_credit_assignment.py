@@ -20,8 +20,8 @@ baselines are the same function of the rollout, SNR $q^{H-1}/(1 - q^{H-1})$. The
 grow by at least the factor $1/q$ per added step for outcome-only at every step and for exact credit at its
 last step. A group of $R$ gives outcome-only GRPO no gradient with probability $p^R + (1-p)^R \ge 1 - R p$ (D6
 at $p = q^H$, and Bernoulli's inequality), while exact credit's first-step coordinate is never zero. Every
-closed form is also checked by enumerating all $2^H$ outcomes for $H = 1, 2, 3$ with symbolic $q$ (and a
-symbolic off-path success probability), and the no-std group-mean estimator's variance (the variance of a
+per-step mean and variance is also checked by enumerating all $2^H$ outcomes for $H = 1, 2, 3$ with symbolic $q$,
+$b$ and a symbolic success probability after a wrong prefix, and the no-std group-mean estimator's variance (the variance of a
 sample covariance) by enumerating all groups for $(H, R) \in \{(1, 2), (1, 3), (1, 4), (2, 2), (2, 3), (3, 2)\}$.
 A process reward changes the objective and its gradient ($q^h - q^{H+1}$ at step $h$ for the expected number of
 leading right steps, symbolic). Remarks state the dynamics and the reading.
