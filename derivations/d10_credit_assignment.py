@@ -211,7 +211,7 @@ outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q = Result(
         "$q^{H-h} (1 - q)$: it differs from step to step, so no single scalar baseline is optimal for all steps.",
     lhs=class_sum((1 - q) ** 2, 0, 0) / class_sum((1 - q) ** 2, (1 - q) ** 2, q ** 2),
     rhs=q ** (H - h) * (1 - q),
-    assumptions=(PARTITION, STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
+    assumptions=(PARTITION, STEP_PROBABILITY, STEP_INDEX_SETTING),
     steps=(
         Step(q ** H * (1 - q) ** 2 / (q ** h * (1 - q) ** 2 + q ** (h + 1) * (1 - q)), "collect the classes",
              "$E[u_h^2] = q^{h-1}(q (1-q)^2 + (1-q) q^2)$."),
@@ -263,7 +263,7 @@ exact_credit_optimal_state_baseline_equals_outcome_optimal_baseline = Result(
         (q * q ** (H - h) * (1 - q) ** 2) / (q * (1 - q) ** 2 + (1 - q) * q ** 2),
         (q ** (H - h) - b_star) * (1 - q), (0 - b_star) * (0 - q)]])),
     rhs=sp.ImmutableMatrix([[b_star, q ** (H - h + 1) * (1 - q), q ** (H - h + 1) * (1 - q)]]),
-    assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
+    assumptions=(STEP_PROBABILITY, STEP_INDEX_SETTING),
     rule="D8 within one state", why="$E_x[u^2] = q (1-q)$; $(Q - b) u$ at $x = 1$ and at $x = 0$.",
 )
 
