@@ -307,6 +307,10 @@ def test_verdicts_from_synthetic_evidence(tmp_path):
     assert data["C2"]["verdict"] == Verdict.REFUTED.value
     assert any("below_half" in x for x in data["C2"]["counterexamples"])
     assert data["C4"]["verdict"] == Verdict.REFUTED.value
+    assert data["C6"]["verdict"] == Verdict.CONFIRMED.value
+    # exact per-step credit leaves the exponential in H: credit assignment is not the key limitation
+    assert data["C7"]["verdict"] == Verdict.REFUTED.value
+    assert [c for c in data] == ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "F1"]
     assert all(c["strongest"]["standing"] == Standing.PROVED.value for c in data.values())
     assert all(c["evidence"].startswith("proved: ") for c in data.values())
     assert any("rank_four" in x for x in data["C4"]["counterexamples"])
