@@ -1,7 +1,8 @@
 """Cost of a step measured by ``GRPOVerifyCallback`` as a ratio to a plain ``trl.GRPOTrainer`` step.
 
 For each model it trains, side by side in this one process and from the same starting weights (deep copies of one
-loaded model), three trainers for --steps (--tiny-steps for tiny) optimizer steps each, one after the other, each seeded alike:
+loaded model), three trainers for --steps (--tiny-steps for tiny) optimizer steps each, one after the other, each
+seeded alike:
 
 * ``plain``  TRL alone;
 * ``full``   with the callback at its defaults (every step, 2 groups per step, every metric);
@@ -47,7 +48,8 @@ KINDS = ("plain", "full", "light")
 
 
 def _prompts(count: int) -> list[str]:
-    return [f"What is {a}+{b}? Answer with the number." for a, b in ((k % 7 + 1, (3 * k) % 5 + 2) for k in range(count))]
+    pairs = ((k % 7 + 1, (3 * k) % 5 + 2) for k in range(count))
+    return [f"What is {a}+{b}? Answer with the number." for a, b in pairs]
 
 
 def _reward(prompts, completions, **kwargs):

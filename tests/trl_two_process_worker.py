@@ -120,7 +120,8 @@ def _worker(out: Path) -> None:
         if rank == 0:
             for step, state in recorder.begin.items():
                 torch.save(state, out / f"{mode}_weights_step{step}.pt")
-        history = [{k: v for k, v in entry.items() if isinstance(v, (int, float))} for entry in trainer.state.log_history]
+        history = [{k: v for k, v in entry.items() if isinstance(v, (int, float))}
+                   for entry in trainer.state.log_history]
         payload = {"logged": {str(k): v for k, v in callback.logged.items()}, "records": callback.records,
                    "history": history, "world_size": trainer.accelerator.num_processes,
                    "process_index": trainer.accelerator.process_index}
