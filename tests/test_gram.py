@@ -662,3 +662,29 @@ def test_nemotron_like_model_uses_the_exact_fallback_for_layer_norm_1p():
     result = rollout_gram(model, ids, mask, start, "mean")
     assert "exact_fallback" in set(result.rules.values())
     assert rel(result.K, naive_gram(model, ids, mask, start, "mean").K) < TOL
+
+
+def test_an_input_made_to_require_grad_by_another_hook_is_still_a_root():
+    """Gradient checkpointing in transformers (TRL's default) installs ``make_inputs_require_grads``: a
+    forward hook on the input embedding that makes its output a leaf requiring grad. The engine must
+    still differentiate through it (before the fix every K came out an exact 0), and with several
+    such hooks piled up too."""
+    model = tiny_llama(tie=False)
+    ids, mask, start = batch()
+    naive = naive_gram(model, ids, mask, start, "mean")
+    handles = [model.get_input_embeddings().register_forward_hook(lambda m, i, out: out.requires_grad_(True))
+               for _ in range(2)]
+    try:
+        result = rollout_gram(model, ids, mask, start, "mean")
+    finally:
+        for h in handles:
+            h.remove()
+    assert float(result.K.abs().max()) > 0 and rel(result.K, naive.K) < TOL
+
+
+def test_no_root_to_differentiate_is_refused_not_returned_as_zero(monkeypatch):
+    model = tiny_llama(tie=False)
+    ids, mask, start = batch()
+    monkeypatch.setattr(gram_engine, "_reroot", lambda output, roots: output)  # nothing becomes a root
+    with pytest.raises(RuntimeError, match="no graph root"):
+        rollout_gram(model, ids, mask, start, "mean")

@@ -122,9 +122,11 @@ def _detach(value):
 
 
 def _reroot(output, roots: list):
-    """Make float tensor outputs that do not require grad into graph roots that do."""
+    """Make float tensor outputs that do not require grad into graph roots that do. An output that
+    requires grad without a graph behind it (a leaf made by another hook, e.g. transformers'
+    ``make_inputs_require_grads`` under gradient checkpointing) is a root too: the engine's own copy."""
     if isinstance(output, torch.Tensor):
-        if output.is_floating_point() and not output.requires_grad:
+        if output.is_floating_point() and (not output.requires_grad or output.grad_fn is None):
             output = output.detach().requires_grad_(True)
             roots.append(output)
         return output
@@ -394,6 +396,11 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
                     "(e.g. transformers' eager attention in float64 with left padding turns fully masked pad rows "
                     "into NaN, which then leaks through 0 * NaN)")
             targets = engine.roots if skip_weight_grads else list(engine.params.values())
+            if engine.params and not (objectives.requires_grad and targets):
+                # fail closed: without a backward every K would be an exact, silent zero
+                raise RuntimeError("the Gram engine found no graph root to differentiate from (no module output "
+                                   "became a root and the objectives do not require grad): refusing to return "
+                                   "K = 0 for a model with trainable parameters")
             if objectives.requires_grad and targets:
                 torch.autograd.grad(objectives.sum(), targets, allow_unused=True)
             engine.flush()
