@@ -212,35 +212,6 @@ def _bf16(t: torch.Tensor) -> torch.Tensor:
     return t if t.dtype == torch.bfloat16 else t.to(torch.bfloat16)
 
 
-class _InputGradHooksOff:
-    """Take transformers' ``make_inputs_require_grads`` forward hooks off for the engine pass (put back after).
-
-    Gradient checkpointing (on by default in GRPOConfig) installs, via ``enable_input_require_grads``, a forward hook
-    that makes the input-embedding output a leaf that requires grad (TRL re-installs it, so several copies pile up).
-    The Gram engine freezes the parameters and backpropagates to the roots it created itself; it does not make such
-    a leaf a root, so no gradient reaches any module and every score vector comes out 0.
-    """
-
-    NAME = "make_inputs_require_grads"
-
-    def __init__(self, model: nn.Module):
-        self.removed: list[tuple[nn.Module, int, Any]] = []
-        self.model = model
-
-    def __enter__(self):
-        for module in self.model.modules():
-            for key, hook in list(module._forward_hooks.items()):
-                if getattr(hook, "__name__", "") == self.NAME:
-                    self.removed.append((module, key, module._forward_hooks.pop(key)))
-        return self
-
-    def __exit__(self, *exc):
-        for module, key, hook in self.removed:
-            module._forward_hooks[key] = hook
-        self.removed = []
-        return False
-
-
 def _quantile_keys(values: list[float]) -> dict[str, float]:
     s = summarise(values)
     return {q: s[q] for q in QUANTILES} if s else {}
@@ -568,7 +539,6 @@ class GRPOVerifyCallback(TrainerCallback):
         groups_record = []
         was_training = model.training
         model.eval()
-        hooks_off = _InputGradHooksOff(model).__enter__()
         try:
             for g in chosen:
                 rows = group_rows(g)
@@ -606,7 +576,6 @@ class GRPOVerifyCallback(TrainerCallback):
                 del res
                 groups_record.append(entry)
         finally:
-            hooks_off.__exit__()
             model.train(was_training)
         self._record["groups"] = groups_record
         counts = torch.tensor([*gram_sums, gram_count, *weighted_sums, weighted_count, len(groups_record),
