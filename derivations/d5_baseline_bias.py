@@ -55,8 +55,9 @@ class Ex(sp.Function):
             arg = arg.doit(**hints)
         return _linear(arg)
 
-    def _latex(self, printer):
-        return r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
+    def _latex(self, printer, exp=None):
+        body = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
+        return body if exp is None else r"%s^{%s}" % (body, exp)  # SymPy passes exp for a power of E[.]
 
 
 def _linear(x: sp.Basic) -> sp.Basic:
