@@ -121,13 +121,55 @@ def _is_llama_rms_norm(cls: type) -> bool:
         return False
 
 
+def gemma3_rms_norm_rule(module: nn.Module, inputs, output_grads, rollouts):
+    """Gemma3RMSNorm: y = (xhat * (1 + w.float())).type_as(x), xhat = x / rms(x) computed in float32,
+    so dl/dw = sum over positions of float32(delta) * xhat, in float32 (as autograd computes it),
+    cast to w's dtype; the 1 in (1 + w) shifts y, not dy/dw."""
+    x = _first_input(inputs)
+    h = x.float()
+    xhat = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + module.eps)
+    grad = output_grads[0].float() * xhat
+    return {"weight": _rows(grad, rollouts).sum(dim=1).to(module.weight.dtype)}
+
+
+def gemma3_scaled_embedding_rule(module: nn.Module, inputs, output_grads, rollouts):
+    """Gemma3TextScaledWordEmbedding: y = embedding(ids, W) * embed_scale (cast to W's dtype), so
+    the nn.Embedding rule with delta * embed_scale."""
+    scaled = [output_grads[0] * module.embed_scale.to(module.weight.dtype)] + list(output_grads[1:])
+    return embedding_rule(module, inputs, scaled, rollouts)
+
+
+# rules for classes of optional packages, registered once their module has been imported (a
+# model of that class exists then); values: (class name, rule, methods a subclass must not override)
+_LAZY: dict[str, list[tuple[str, Rule, tuple[str, ...]]]] = {
+    "transformers.models.gemma3.modeling_gemma3": [
+        ("Gemma3RMSNorm", gemma3_rms_norm_rule, ("forward", "_norm")),
+        ("Gemma3TextScaledWordEmbedding", gemma3_scaled_embedding_rule, ("forward",)),
+    ],
+}
+_FIXED: dict[type, tuple[str, ...]] = {}  # registered class -> methods a subclass must inherit unchanged
+
+
+def _register_lazy() -> None:
+    import sys
+    for module_name in [m for m in _LAZY if m in sys.modules]:
+        for class_name, rule, fixed in _LAZY.pop(module_name):
+            cls = getattr(sys.modules[module_name], class_name, None)
+            if cls is not None:
+                _RULES[cls] = rule
+                _FIXED[cls] = fixed
+
+
 def find_rule(module: nn.Module) -> Rule | None:
     cls = type(module)
+    if _LAZY:
+        _register_lazy()
     if cls in _RULES:
         return _RULES[cls]
     for base in cls.__mro__[1:]:
         if base in _RULES:
-            return _RULES[base] if cls.forward is base.forward else None
+            same = all(getattr(cls, m, None) is getattr(base, m, None) for m in _FIXED.get(base, ("forward",)))
+            return _RULES[base] if same else None
     if _is_llama_rms_norm(cls):
         _RULES[cls] = llama_rms_norm_rule
         return llama_rms_norm_rule
