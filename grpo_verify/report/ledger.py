@@ -89,12 +89,13 @@ def cited_evidence(cited: Sequence[Cited], infos: dict[str, DerivationInfo], out
     return evidence, entries
 
 
-def measured_text(entry: dict) -> str:
+def measured_text(entry: dict, runs: Sequence[Run] = ()) -> str:
     """The measurements shown with a claim, named by what they ran on ("" if none)."""
     if "rank" in entry:
         sec = entry["rank"]
-        return ("paper setting: " + ", ".join(sec["paper_runs"]) if sec["paper_runs"]
-                else f"not on the paper's model; instead {sec['measured_instead']}")
+        if sec["paper_runs"]:
+            return "paper setting: " + ", ".join(sec["paper_runs"])
+        return "not on the paper's model; instead " + (_runs_by_model(runs) or "nothing")
     if "sparsity" in entry:
         sec = entry["sparsity"]
         parts = ([f"exact synthetic training ({sec['synthetic']['setting']})"] if sec["synthetic"] else [])
@@ -103,6 +104,15 @@ def measured_text(entry: dict) -> str:
     if "attribution" in entry:
         return "; ".join(f"controls on {r['id']}" for r in entry["attribution"]["runs"])
     return ""
+
+
+def _runs_by_model(runs: Sequence[Run]) -> str:
+    """"model on task (ids), ..." with the runs of one model and task named once."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for run in runs:
+        if not run.is_paper_setting:
+            grouped.setdefault((run.model_label, run.task_label), []).append(run.path.name)
+    return "; ".join(f"{model} on {task} ({', '.join(ids)})" for (model, task), ids in grouped.items())
 
 
 def evidence_summary(entry: dict) -> str:
@@ -326,7 +336,7 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
             entry["attribution"] = attribution_section(runs)
         form = rules.strongest_form_standing(strongest_evidence, tests)
         entry["strongest"].update(standing=form.standing.value, reasons=form.reasons)
-        entry["measured"] = measured_text(entry)
+        entry["measured"] = measured_text(entry, runs)
         entry.update(verdict=decision.verdict.value, reasons=decision.reasons,
                      counterexamples=decision.counterexamples)
         entry["evidence"] = evidence_summary(entry)
@@ -399,12 +409,18 @@ def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:
     return rows
 
 
+def _table_cell(text: str) -> str:
+    """A Markdown table cell: a bar would end the cell, so the maths' norms and absolute values are
+    written with \\Vert and \\vert (the only bars in the claims' text are inside $...$)."""
+    return text.replace("\\|", "\\Vert ").replace("|", "\\vert ")
+
+
 def summary_markdown(ledger: dict) -> str:
     lines = ["| # | Claim | As worded | Strongest proved form | Evidence |", "|---|---|---|---|---|"]
     for key, title, verdict, why, strongest, evidence in summary_rows(ledger):
         standing, _, statement = strongest.partition(": ")
         cells = [key, title, f"**{verdict}**: {why}", f"**{standing}**: {statement}", evidence]
-        lines.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
+        lines.append("| " + " | ".join(_table_cell(cell) for cell in cells) + " |")
     return "\n".join(lines)
 
 
