@@ -524,3 +524,12 @@ def test_cli_end_to_end_with_a_junit_report(tmp_path, monkeypatch, capsys):
     assert verdicts["C3"] == Verdict.NOT_MEASURED.value
     err = capsys.readouterr().err
     assert "C1: inconclusive" in err and "wrote" in err
+
+
+def test_the_evidence_line_counts_results_proved_for_a_range_apart():
+    entry = {"derivations": [{"name": "a", "family": "D9", "status": "proved"}],
+             "strongest": {"derivations": [{"name": "a", "family": "D9", "status": "proved"},
+                                           {"name": "b", "family": "D9", "status": "proved for a range"},
+                                           {"name": "c", "family": "D5", "status": "unproved"}]},
+             "tests": [{"outcome": "passed"}, {"outcome": "failed"}], "measured": ""}
+    assert ledger.evidence_summary(entry) == "proved: 1/3 cited results, 1 for a range (D9); tests: 1/2 passed; measured: -"

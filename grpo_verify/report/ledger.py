@@ -119,8 +119,10 @@ def evidence_summary(entry: dict) -> str:
     """What a claim's verdicts rest on, in one line: proved results (by family), tests, measurements."""
     cited = {d["name"]: d for d in entry["derivations"] + entry["strongest"]["derivations"]}
     proved = [d for d in cited.values() if d["status"] == Status.PROVED.value]
-    families = ", ".join(sorted({d["family"] for d in proved}, key=lambda f: (len(f), f)))
-    parts = [f"proved: {len(proved)}/{len(cited)} cited results" + (f" ({families})" if families else "")]
+    ranged = [d for d in cited.values() if d["status"] == Status.PROVED_FOR_RANGE.value]
+    families = ", ".join(sorted({d["family"] for d in proved + ranged}, key=lambda f: (len(f), f)))
+    parts = [f"proved: {len(proved)}/{len(cited)} cited results" + (f", {len(ranged)} for a range" if ranged else "")
+             + (f" ({families})" if families else "")]
     if entry["tests"] == "not run":
         parts.append("tests: not run")
     else:
