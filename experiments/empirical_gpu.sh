@@ -14,6 +14,8 @@
 # GSM8K_FILE     GSM8K-format jsonl; without it the generated arith task is used.
 # DEVICE         default cuda; tests/test_empirical.py runs this script on cpu with the tiny-random
 #                model appended as an extra option (later options win), to check its plumbing.
+# Training: 2 steps of TRL's GRPOTrainer (needs trl) with grpo_verify.trl_callback.GRPOVerifyCallback
+#                measuring every step (train.jsonl: zero-advantage groups, update sparsity, rank of W - W_start).
 # LAYER_CONTROLS set to 1 to also measure the controls' per-layer spectra (from the same engine
 #                pass, but GRPO and each of the 5 controls hold a float32 gradient set, ~17 GB each
 #                at 4B, ~100 GB together: a 141 GB H200, not an 80 GB H100; and every 2-D weight

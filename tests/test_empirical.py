@@ -270,3 +270,107 @@ def test_local_model_directory(tmp_path):
     assert config["model"]["kind"] == "local"
     (record,) = store.read_jsonl(tmp_path / "out" / "results.jsonl")[0]
     assert set(record["measure"]["conditions"]) == {"grpo"}
+
+
+# -- training: TRL's GRPOTrainer with GRPOVerifyCallback ----------------------------------------------
+TRAIN = ["--num-prompts", "2", "--group-sizes", "2", "--no-controls", "--reward", "partial", "--train-steps", "3",
+         "--train-prompts-per-step", "2", "--train-group-size", "4", "--lr", "1e-2", "--train-spectra-every", "2"]
+
+
+@pytest.fixture(scope="module")
+def train_run(tmp_path_factory) -> Path:
+    pytest.importorskip("trl")
+    out = tmp_path_factory.mktemp("emp_train") / "train"
+    assert main(_args(out, *TRAIN, plots=True)) == 0
+    return out
+
+
+def test_train_steps_run_trls_trainer_and_write_a_record_per_step(train_run):
+    """--train-steps 3 goes through trl.GRPOTrainer: one train.jsonl line per step with the keys the report and
+    the ledger read, the zero-advantage fraction equal to TRL's frac_reward_zero_std of the same step, update
+    sparsity every step and the SVD-based metrics on the --train-spectra-every steps and the last."""
+    records, torn = store.read_jsonl(train_run / "train.jsonl")
+    assert torn == 0 and [r["step"] for r in records] == [0, 1, 2]
+    for r in records:
+        assert r["trainer"] == "trl.GRPOTrainer"
+        for key in ("mean_reward", "zero_advantage_group_fraction", "sparsity", "frac_reward_zero_std",
+                    "gradient_norm", "update_unchanged", "trl", "callback"):
+            assert key in r, key
+        assert r["zero_advantage_group_fraction"] == r["frac_reward_zero_std"] == r["trl"]["frac_reward_zero_std"]
+        assert r["callback"]["zero_adv/group_fraction"] == r["zero_advantage_group_fraction"]
+        assert r["prompts"] == [0, 1] and [len(g) for g in r["rewards"]] == [4, 4]  # the problems, in order
+        assert r["mean_reward"] == pytest.approx(np.mean(r["rewards"]), abs=1e-6)
+        constant = np.mean([len(set(g)) == 1 for g in r["rewards"]])
+        assert r["zero_advantage_group_fraction"] == pytest.approx(constant)
+        for label in ("step", "since_start"):
+            for dtype in ("model", "bf16"):
+                assert 0 <= r["update_unchanged"][label][dtype] <= 1
+        if r["gradient_norm"]:
+            assert set(r["sparsity"]) == {"exact_zero", "le_1e-06_max", "le_0.0001_max", "le_0.01_max"}
+            assert r["updated"] and r["update_unchanged"]["step"]["model"] < 1
+        else:
+            assert r["sparsity"] is None
+    assert [r["spectra_measured"] for r in records] == [True, False, True]
+    for r in records:
+        assert (r["delta_rank_fraction"] is not None) == r["spectra_measured"]
+        assert (r["gram"] is not None) == r["spectra_measured"]
+        assert r["prompt_ids_match"] is (True if r["spectra_measured"] else None)  # TRL saw the CLI's prompts
+    summary = json.loads((train_run / "summary.json").read_text())
+    assert [t["step"] for t in summary["train"]] == [0, 1, 2]
+    for name in ("train_sparsity.png", "train_sparsity.pdf", "train_updates.png", "train_updates.pdf"):
+        assert (train_run / name).is_file(), name
+    options = json.loads((train_run / "config.json").read_text())["options"]
+    assert options["beta"] == 0 and options["train_spectra_every"] == 2
+
+
+def test_train_options_map_onto_grpo_config():
+    from grpo_verify.empirical.config import config_from_args
+    from grpo_verify.empirical.train import grpo_config_kwargs
+    cfg = config_from_args(["--train-steps", "5", "--lr", "3e-6", "--train-group-size", "4",
+                            "--train-prompts-per-step", "2", "--advantage", "dr_grpo", "--aggregation", "constant",
+                            "--beta", "0.04", "--temperature", "0.7", "--top-p", "0.9", "--max-new-tokens", "48",
+                            "--seed", "3"])
+    k = grpo_config_kwargs(cfg, Path("x"), cpu=True)
+    assert (k["learning_rate"], k["num_generations"], k["per_device_train_batch_size"], k["loss_type"],
+            k["scale_rewards"], k["beta"], k["temperature"], k["top_p"], k["max_completion_length"], k["seed"],
+            k["max_steps"], k["logging_steps"], k["report_to"], k["use_cpu"], k["save_strategy"]) == \
+        (3e-6, 4, 8, "dr_grpo", "none", 0.04, 0.7, 0.9, 48, 3, 5, 1, [], True, "no")
+    assert grpo_config_kwargs(config_from_args([]), Path("x"), cpu=False)["scale_rewards"] == "group"
+
+
+@pytest.mark.parametrize("extra, named", [
+    (["--advantage", "population"], "--advantage population"),
+    (["--advantage", "rloo"], "--advantage rloo"),
+    (["--advantage-eps", "1e-6"], "--advantage-eps"),
+    (["--loss-type", "dapo"], "--loss-type dapo"),
+    (["--loss-type", "grpo", "--aggregation", "sum"], "--loss-type grpo"),
+])
+def test_train_option_combinations_trl_cannot_express_are_refused(tmp_path, capsys, extra, named):
+    pytest.importorskip("trl")
+    out = tmp_path / "out"
+    assert main(_args(out, *TRAIN, *extra)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and named in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_interrupted_training_says_so_and_resume_restarts_it(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during training: one line naming the saved steps, exit 130; --resume keeps the measurements and
+    reruns the training phase from step 0 (no optimizer state is saved)."""
+    pytest.importorskip("trl")
+    from grpo_verify.empirical import train as train_mod
+    real = train_mod.train
+
+    def one_step_then_ctrl_c(model, tokenizer, problems, cfg, on_step, **kwargs):
+        on_step({"step": 0, "mean_reward": 0.0, "zero_advantage_group_fraction": 1.0, "sparsity": None})
+        raise KeyboardInterrupt
+
+    out = tmp_path / "ctrl_c"
+    monkeypatch.setattr(train_mod, "train", one_step_then_ctrl_c)
+    assert main(_args(out, *TRAIN)) == 130
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "1 training steps" in err and "--resume" in err and "step 0" in err, err
+    monkeypatch.setattr(train_mod, "train", real)
+    assert main(_args(out, *TRAIN, "--resume")) == 0
+    assert "training restarts from step 0" in capsys.readouterr().out
+    assert [r["step"] for r in store.read_jsonl(out / "train.jsonl")[0]] == [0, 1, 2]

@@ -8,7 +8,7 @@ The pipeline, top to bottom:
   5. for each prompt and each R: sample R completions (sampling.py), score them (reward.py),
      measure K, spectra, rank metrics, per-layer spectra and controls (measure.py); append to
      results.jsonl (fsync'ed) as each item finishes
-  6. optional GRPO training steps (train.py)
+  6. optional GRPO training: TRL's GRPOTrainer with GRPOVerifyCallback (train.py)
   7. summary.json, table.md, table.tex, plots (report.py)
 """
 
@@ -28,7 +28,7 @@ from .measure import layer_controls_memory_problem, measure_group
 from .sampling import derived_seed, prompt_ids, sample_group
 
 PACKAGES = ("torch", "transformers", "numpy", "math-verify", "datasets", "tqdm", "matplotlib", "gguf", "accelerate",
-            "tokenizers", "grpo-verify")
+            "tokenizers", "trl", "grpo-verify")
 
 
 class StageTicker:
@@ -159,7 +159,11 @@ def interrupted_message(state: dict, argv: list[str]) -> str:
     items = state.get("items", 0)
     options = [a for a in argv if a != "--resume"]
     command = "python -m grpo_verify.empirical " + " ".join(options + ["--resume"])
-    return (f"interrupted: {items} finished groups are saved in {out}/results.jsonl; continue with: {command}")
+    training = state.get("training")
+    steps = "" if training is None else (f", and {len(training)} training steps in {out}/train.jsonl (training "
+                                         "restarts from step 0 on --resume)")
+    return (f"interrupted: {items} finished groups are saved in {out}/results.jsonl{steps}; continue with: "
+            f"{command}")
 
 
 def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None = None) -> int:
@@ -186,6 +190,9 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
         model_spec, why = models.default_model(torch.cuda.is_available() and device.type == "cuda")
         print(f"no --model given: using {model_spec} ({why})", flush=True)
     models.check_model_arg(model_spec, device)
+    if cfg.train_steps:
+        from .train import check_options
+        check_options(cfg, device)
     problems = load_problems(cfg)
     out, done, records = prepare_out(cfg, model_spec)
     state["out"], state["items"] = out, len(records)
@@ -218,7 +225,8 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
             "torch_threads": torch.get_num_threads(), "packages": package_versions(),
             "platform": platform.platform(), "command": "python -m grpo_verify.empirical " + " ".join(sys.argv[1:]),
             "seeds": {"sampling": "derived_seed(seed, prompt, R)", "controls": "derived_seed(seed, 'controls', prompt, R)",
-                      "training": "derived_seed(seed, 'train', step, k)", "bootstrap": "derived_seed(seed, 'bootstrap', row)",
+                      "training": "trl.GRPOConfig(seed=seed): TRL's sampling and data order",
+                      "bootstrap": "derived_seed(seed, 'bootstrap', row)",
                       "arith": f"arith:{cfg.seed}:{cfg.arith_digits}:{cfg.arith_ops}"}})
         records = []
     # 5. measure every (prompt, R)
@@ -266,12 +274,17 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
         train_path = out / "train.jsonl"
         train_records, _ = store.read_jsonl(train_path, repair=True) if cfg.resume else ([], 0)
         if len(train_records) < cfg.train_steps:
-            # optimizer state is not saved, so an interrupted training phase restarts from step 0
-            # (the measurements above never change the weights, so step 0 sees the same model)
+            # TRL's trainer runs without checkpoints (no optimizer state is saved), so an interrupted training
+            # phase restarts from step 0 (the measurements above never change the weights: step 0 sees the same
+            # model)
+            if train_records:
+                print(f"--resume: {len(train_records)} of {cfg.train_steps} training steps were done; training "
+                      "restarts from step 0 (no optimizer state is saved)", flush=True)
             store.atomic_write_text(train_path, "")
             train_records = []
+            state["training"] = train_records
             train(model, tok, problems, cfg, lambda r: (store.append_jsonl(train_path, r), train_records.append(r)),
-                  progress=cfg.progress)
+                  progress=cfg.progress, out_dir=out)
     # 7. report
     records.sort(key=lambda r: (r["prompt"], r["R"]))
     title = f"{loaded.info.get('id')} on {cfg.task}" + (f" ({cfg.arith_digits}-digit)" if cfg.task == "arith" else "")

@@ -59,6 +59,10 @@ class Config:
     weight_decay: float = 0.0
     train_prompts_per_step: int = 4
     train_group_size: int = 8
+    beta: float = 0.0                 # KL coefficient of TRL's loss (0: no reference model)
+    loss_type: str | None = None      # TRL loss_type; None: from --aggregation (mean grpo, sum dapo, constant dr_grpo)
+    max_grad_norm: float = 0.0        # TRL's gradient clipping; 0: none
+    train_spectra_every: int = 10     # SVD-based training metrics (and the Gram pass) every k steps and at the last
     # -- reporting ------------------------------------------------------------------------------
     bootstrap: int = 1000             # bootstrap resamples for the confidence intervals
     confidence: float = 0.95
@@ -123,9 +127,11 @@ class Config:
             raise ValueError(f"--group-sizes: duplicate group size in {list(self.group_sizes)}")
         for name, lo in (("num_prompts", 1), ("max_new_tokens", 1), ("arith_digits", 1), ("bootstrap", 0),
                          ("train_steps", 0), ("train_prompts_per_step", 1), ("train_group_size", 2),
-                         ("prompt_offset", 0), ("threads", 1)):
+                         ("prompt_offset", 0), ("threads", 1), ("train_spectra_every", 1)):
             if getattr(self, name) is not None and getattr(self, name) < lo:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= {lo}, got {getattr(self, name)}")
+        if not self.beta >= 0 or not self.max_grad_norm >= 0:
+            raise ValueError(f"--beta and --max-grad-norm must be >= 0, got {self.beta} and {self.max_grad_norm}")
         if not self.temperature > 0:
             raise ValueError(f"--temperature must be > 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
@@ -210,8 +216,14 @@ what dominates the CPU time: per group, one forward and backward over every para
 
 files a run writes in --out: config.json (options, model, packages), results.jsonl (one line per
   group, appended as it finishes: --resume continues from it), summary.json, table.md, table.tex,
-  spectra.png/.pdf, effective_rank_vs_R.png/.pdf, run.json; with --train-steps also train.jsonl and
-  train_sparsity.png/.pdf.
+  spectra.png/.pdf, effective_rank_vs_R.png/.pdf, run.json; with --train-steps also train.jsonl (one line
+  per TRL GRPOTrainer step), train_sparsity.png/.pdf and train_updates.png/.pdf.
+
+--train-steps runs trl.GRPOTrainer with grpo_verify.trl_callback.GRPOVerifyCallback: --lr, --weight-decay,
+  --train-group-size (num_generations), --train-prompts-per-step, --loss-type / --aggregation, --advantage
+  (grpo -> scale_rewards group, dr_grpo -> none; population and rloo are refused), --beta, --temperature,
+  --top-p, --max-new-tokens, --seed map onto GRPOConfig. Nothing is checkpointed: an interrupted training
+  phase restarts from step 0 on --resume.
 """
 
 
@@ -272,11 +284,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sparsity-thresholds", type=_float_list, default=d.sparsity_thresholds,
                    help="a coordinate counts as near-zero when |g_k| <= tau * max|g|")
     r = p.add_argument_group("training (real GRPO steps; 0 = none)")
-    r.add_argument("--train-steps", type=int, default=d.train_steps, help="GRPO updates after the measurements")
-    r.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
+    r.add_argument("--train-steps", type=int, default=d.train_steps,
+                   help="steps of TRL's GRPOTrainer after the measurements (needs trl); an interrupted training "
+                        "phase restarts from step 0 on --resume (no optimizer state is saved)")
+    r.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate (constant schedule)")
     r.add_argument("--weight-decay", type=float, default=d.weight_decay, help="AdamW weight decay")
     r.add_argument("--train-prompts-per-step", type=int, default=d.train_prompts_per_step, help="prompts per update")
-    r.add_argument("--train-group-size", type=int, default=d.train_group_size, help="completions per prompt in training")
+    r.add_argument("--train-group-size", type=int, default=d.train_group_size,
+                   help="completions per prompt in training (TRL's num_generations)")
+    r.add_argument("--beta", type=float, default=d.beta, help="KL coefficient (0: no reference model)")
+    r.add_argument("--loss-type", default=None, choices=("grpo", "bnpo", "dr_grpo", "dapo"),
+                   help="TRL's loss_type; default from --aggregation: mean -> grpo, sum -> dapo, constant -> dr_grpo")
+    r.add_argument("--max-grad-norm", type=float, default=d.max_grad_norm, help="gradient clipping; 0: none")
+    r.add_argument("--train-spectra-every", type=int, default=d.train_spectra_every,
+                   help="the SVD-based training metrics (Gram ranks, per-layer gradient spectra, rank of W - W_start) "
+                        "every k steps and at the last; zero-advantage groups, gradient and update sparsity every step")
     o = p.add_argument_group("output")
     o.add_argument("--bootstrap", type=int, default=d.bootstrap, help="bootstrap resamples of the CIs")
     o.add_argument("--confidence", type=float, default=d.confidence, help="level of the bootstrap CIs")

@@ -122,7 +122,8 @@ def markdown(summary: dict, cfg, title: str) -> str:
     if train:
         keys = sorted({k for t in train if t.get("sparsity") for k in t["sparsity"]}, key=_threshold_order)
         lines += ["", f"## training ({len(train)} GRPO steps)", "",
-                  "A step whose groups all have equal rewards has a zero gradient: no update (marked 'none').", "",
+                  "A step whose groups all have equal rewards has a zero gradient (marked 'none'): the hand-written "
+                  "loop made no update; TRL's AdamW still moves the weights by its momentum.", "",
                   "| step | mean reward | zero-advantage groups | gradient norm | "
                   + " | ".join(f"sparsity {k}" for k in keys) + " |", "|---|---|---|---|" + "---|" * len(keys)]
         for t in train:
@@ -250,14 +251,82 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
         ax[1].plot(steps, [t["mean_reward"] for t in train], marker=".", label="mean reward")
         ax[1].set_title("groups with no gradient, and the reward", fontsize=9)
         idle = [t["step"] for t in train if not t.get("gradient_norm")]
+        # every group degenerate: a zero gradient (the old hand-written loop skipped the update; TRL's AdamW still
+        # moves the weights by its momentum)
+        shade = " (grey: zero gradient)" if any(t.get("trainer") for t in train) else " (grey: no update)"
         for a_ in ax:
-            for step in idle:  # every group degenerate: a zero gradient, no update
+            for step in idle:
                 a_.axvspan(step - 0.5, step + 0.5, color="grey", alpha=0.2, lw=0)
-            a_.set_xlabel("training step" + (" (grey: no update)" if idle else ""))
+            a_.set_xlabel("training step" + (shade if idle else ""))
             a_.xaxis.set_major_locator(MaxNLocator(integer=True))
             a_.legend(fontsize=7)
         written += _save(fig, out_dir, "train_sparsity")
         plt.close(fig)
+        if any(t.get("update_unchanged") for t in train):
+            written += _train_updates_plot(plt, train, out_dir, idle, shade)
+    return written
+
+
+def _train_updates_plot(plt, train: list[dict], out_dir, idle: list[int], shade: str) -> list[str]:
+    """TRL runs (GRPOVerifyCallback): reward and zero-advantage groups, update sparsity in the model's dtype and in
+    bfloat16 (Mukherjee et al. 2025), the rank of Delta W = W - W_start, the Gram ranks: over the steps."""
+    from matplotlib.ticker import MaxNLocator
+    steps = [t["step"] for t in train]
+
+    def series(get):
+        out = []
+        for t in train:
+            try:
+                value = get(t)
+            except (KeyError, TypeError):
+                value = None
+            out.append(np.nan if value is None else value)
+        return out
+
+    fig, ax = plt.subplots(2, 2, figsize=(10, 6.4))
+    a = ax[0, 0]
+    a.plot(steps, series(lambda t: t["mean_reward"]), marker=".", label="mean reward")
+    a.plot(steps, series(lambda t: t["zero_advantage_group_fraction"]), marker=".", label="zero-advantage groups")
+    a.plot(steps, series(lambda t: t["frac_reward_zero_std"]), ls="none", marker="x", ms=4,
+           label="TRL frac_reward_zero_std")
+    a.set_ylim(-0.05, 1.05)
+    a.set_title("reward and groups with no gradient", fontsize=9)
+    a = ax[0, 1]
+    for label, key, style in (("since start, model dtype", ("since_start", "model"), "-"),
+                              ("since start, bf16", ("since_start", "bf16"), "--"),
+                              ("this step, model dtype", ("step", "model"), ":"),
+                              ("this step, bf16", ("step", "bf16"), "-.")):
+        a.plot(steps, series(lambda t, k=key: t["update_unchanged"][k[0]][k[1]]), ls=style, marker=".", ms=3,
+               label=label)
+    a.set_ylim(-0.05, 1.05)
+    a.set_ylabel("fraction of parameters unchanged")
+    a.set_title("update sparsity (Mukherjee et al.: 0.70-0.95 in bf16)", fontsize=9)
+    a = ax[1, 0]
+    measured = [t for t in train if t.get("delta_rank_fraction")]
+    if measured:
+        x = [t["step"] for t in measured]
+        med = [t["delta_rank_fraction"]["median"] for t in measured]
+        a.errorbar(x, med, yerr=[[m - t["delta_rank_fraction"]["q25"] for m, t in zip(med, measured)],
+                                 [t["delta_rank_fraction"]["q75"] - m for m, t in zip(med, measured)]],
+                   marker="o", capsize=3, label="tolerance rank / min(m, n) (median, IQR)")
+    a.set_ylim(-0.05, 1.05)
+    a.set_title("rank of W - W_start per 2-D weight", fontsize=9)
+    a = ax[1, 1]
+    for name, label in (("gram", "K (all rollouts of a group)"), ("gram_weighted", "diag(A) K diag(A)")):
+        pts = [(t["step"], t[name]["effective_rank"]) for t in train if t.get(name)]
+        if pts:
+            a.plot(*zip(*pts), marker="o", label=f"effective rank of {label}")
+    a.set_title("Gram ranks of the measured groups (mean)", fontsize=9)
+    for a_ in ax.flat:
+        for step in idle:
+            a_.axvspan(step - 0.5, step + 0.5, color="grey", alpha=0.2, lw=0)
+        a_.set_xlabel("training step" + (shade if idle else ""))
+        a_.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if a_.get_legend_handles_labels()[0]:
+            a_.legend(fontsize=7)
+    fig.tight_layout()
+    written = _save(fig, out_dir, "train_updates")
+    plt.close(fig)
     return written
 
 
