@@ -281,3 +281,157 @@ def test_an_equation_rewrites_inside_a_derivative_only_if_it_holds_for_every_val
 
     assert derivative_is_zero(for_every) is Status.PROVED
     assert derivative_is_zero(at_this_x) is not Status.PROVED  # f(x) = 1 at one point says nothing of f'
+
+
+# -- the obligations themselves (definedness.obligations: condition, reason, local, kink, bound) ----
+
+def _obligation(e: sp.Basic, *words: str):
+    """The one obligation of ``e`` whose reason contains every word."""
+    from grpo_verify.proof.definedness import obligations
+
+    found = [o for o in obligations(e) if all(word in o.reason for word in words)]
+    assert len(found) == 1, obligations(e)
+    return found[0]
+
+
+f = sp.Function("f", real=True)
+m = sp.Symbol("m", integer=True)
+in_range = (sp.Ge(j, 1), sp.Le(j, n))  # the local hypotheses of a Sum over j = 1..n
+
+
+def test_a_simultaneous_substitution_whose_points_mention_its_variables_is_refused_where_it_stands():
+    o = _obligation(sp.Sum(sp.Subs(x - y + j, (x, y), (y, x)), (j, 1, n)), "simultaneous substitution")
+    assert (o.condition, o.local, o.bound, o.kink) == (sp.false, in_range, (j,), None)
+    assert o.reason.endswith("whose points mention its variables")
+
+
+def test_a_substituted_point_must_lie_in_the_domain_of_the_bound_variable():
+    e = sp.Sum(sp.Subs(f(w), w, y + j), (j, 1, n))
+    o = _obligation(e, "must satisfy", "domain (positive)")
+    assert (o.condition, o.local, o.bound) == (sp.Gt(y + j, 0), in_range, (j,))
+    assert o.reason.startswith(f"{e.function}: the point w = j + y")
+    o = _obligation(sp.Sum(sp.Subs(f(n), n, y), (j, 1, n)), "the integer n is substituted by y")
+    assert (o.condition, o.local, o.bound) == (sp.false, in_range, (j,))
+    from grpo_verify.proof.definedness import obligations
+
+    assert obligations(sp.Subs(f(x), x, y)) == [] and obligations(sp.Subs(f(n), n, 2)) == []
+
+
+def test_a_kink_at_a_point_carries_its_condition_scope_and_function():
+    at_y = sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j), (j, 1, 3)), x), x, y)
+    o = _obligation(at_y, "differentiable only if")
+    h = j - x  # SymPy writes Abs(x - j) as Abs(j - x)
+    slope = sp.Subs(sp.Derivative(h, x), x, y)
+    assert o.condition == sp.Or(sp.Ne(j - y, 0), sp.And(sp.Eq(j - y, 0), sp.Eq(slope, 0)))
+    assert o.local == (sp.Ge(j, 1), sp.Le(j, 3)) and o.bound == (j, x)
+    assert o.kink == (at_y.expr.expr, x, y, 1)
+    assert o.reason.startswith("d/dx at x = y of Abs(j - x): ")
+    assert "its kink is not there or both sides" in o.reason and o.reason.endswith("have the same slope there")
+    inside = _obligation(sp.Sum(sp.Subs(sp.Derivative(sp.Abs(x - j), x), x, y), (j, 1, n)), "differentiable only if")
+    assert (inside.local, inside.bound, inside.kink) == (in_range, (x, j), (sp.Abs(x - j), x, y, 1))
+
+
+def test_a_kink_in_one_of_several_substituted_variables_takes_the_others_at_their_values():
+    e = sp.Subs(sp.Derivative(sp.Sum(sp.Max(x, j * y), (j, 1, 2)), x), (x, y), (2, 3))
+    o = _obligation(e, "differentiable only if")
+    slope = sp.Subs(sp.Derivative(x - 3 * j, x), x, 2)
+    assert o.condition == sp.Or(sp.Ne(2 - 3 * j, 0), sp.And(sp.Eq(2 - 3 * j, 0), sp.Eq(slope, 0)))
+    assert (o.local, o.bound, o.kink) == ((sp.Ge(j, 1), sp.Le(j, 2)), (j, x, y), (e.expr.expr, x, 2, 1))
+
+
+def test_a_kink_everywhere_is_refused_with_its_reason_and_kept_for_the_smoothing_rule():
+    o = _obligation(sp.Sum(sp.Derivative(sp.Abs(x), x), (j, 1, n)), "not differentiable everywhere")
+    assert (o.condition, o.local, o.bound, o.kink) == (sp.false, in_range, (j,), (sp.Abs(x), x, None, 1))
+    assert o.reason.startswith("d/dx of Abs(x): Abs is not differentiable everywhere (the rule at a point")
+    assert o.reason.endswith("cite an equation that makes it smooth on an open set")
+    o = _obligation(sp.Subs(sp.Derivative(sp.Abs(y), y) + x, x, 1), "not differentiable everywhere")
+    assert (o.local, o.bound, o.kink) == ((), (), (sp.Abs(y), y, None, 1))
+
+
+def test_a_derivative_of_a_real_power_needs_a_positive_base_where_it_stands():
+    o = _obligation(sp.Sum(sp.Derivative(sp.sqrt(x + j), x), (j, 1, n)), "needs a positive base")
+    assert (o.condition, o.local, o.bound, o.kink) == (sp.Gt(x + j, 0), in_range, (j,), None)
+    assert o.reason == f"d/dx of {sp.sqrt(x + j)} needs a positive base"
+    # a derivative in a variable that is not substituted is not taken at the point: nothing is bound
+    o = _obligation(sp.Subs(x + sp.Derivative(sp.sqrt(y), y), x, 1), "needs a positive base")
+    assert (o.condition, o.bound) == (sp.Gt(y, 0), ())
+
+
+def test_what_a_substitution_needs_is_taken_at_its_point_with_its_local_hypotheses():
+    o = _obligation(sp.Subs(sp.Sum(1 / (j - 5), (j, 1, m)), m, 3), "division by")
+    assert (o.condition, o.local, o.bound, o.kink) == (sp.Ne(j - 5, 0), (sp.Ge(j, 1), sp.Le(j, 3)), (j,), None)
+    assert o.reason == f"{1 / (j - 5)}: division by {j - 5}"
+    o = _obligation(sp.Sum(sp.Subs(1 / (x - j), x, y), (j, 1, n)), "division by")
+    assert (o.condition, o.local, o.bound) == (sp.Ne(y - j, 0), in_range, (j,))
+    o = _obligation(sp.Sum(sp.Subs(sp.Derivative(1 / (x - j), x), x, y), (j, 1, n)), "division by")
+    assert (o.condition, o.local, o.bound) == (sp.Ne(x - j, 0), in_range, (x, j))  # for every x near the point
+    o = _obligation(sp.Sum(sp.Subs(x**2, x, 1 / (y - j)), (j, 1, n)), "division by")
+    assert (o.condition, o.local, o.bound) == (sp.Ne(y - j, 0), in_range, (j,))
+
+
+def test_a_derivative_placeholder_is_real():
+    # sqrt(d**2) of a real derivative d is |d|, defined everywhere: no obligation
+    from grpo_verify.proof.definedness import obligations
+
+    assert obligations(sp.Subs(sp.sqrt(sp.Derivative(f(x), x)**2), x, 0)) == []
+
+
+def test_the_kink_condition_of_each_kinked_function():
+    from grpo_verify.proof.definedness import kink_condition
+
+    assert kink_condition(sp.Abs(x**3 + x), x, y) == sp.Or(
+        sp.Ne(y**3 + y, 0), sp.And(sp.Eq(y**3 + y, 0), sp.Eq(sp.Subs(sp.Derivative(x**3 + x, x), x, y), 0)))
+    low = sp.Min(x, 2 * y)
+    h = low.args[0] - low.args[1]
+    assert kink_condition(low, x, 1) == sp.Or(
+        sp.Ne(h.subs(x, 1), 0), sp.And(sp.Eq(h.subs(x, 1), 0), sp.Eq(sp.Subs(sp.Derivative(h, x), x, 1), 0)))
+    assert kink_condition(sp.Max(x, y, 2 * y), x, 1) is sp.false  # three arguments: not covered
+    assert kink_condition(sp.sign(x), x, 1) is sp.false
+    assert kink_condition(sp.Heaviside(x), x, 1) is sp.false  # two arguments (x, H(0)), but no Min or Max
+
+
+def test_a_direct_result_uses_what_it_cites():
+    # 2**R >= 2 R is checked for R = 2..6 only; cited, it bounds the status of the citing result
+    lemma = result(name="two_pow_beats_twice", lhs=2**R, rhs=2 * R, relation=">=", for_each=ForEach.range(R, 2, 6))
+    assert status(lhs=2**R + 1, rhs=2 * R + 1, relation=">=", using=(lemma,)) is Status.PROVED_FOR_RANGE
+    assert status(lhs=2**R + 1, rhs=2 * R + 1, relation=">=") is Status.UNPROVED
+
+
+def test_each_kind_of_power_needs_its_own_condition_on_the_base_where_it_stands():
+    cases = [
+        (1 / (x - j), sp.Ne(x - j, 0), ": division by -j + x"),
+        ((x + j)**sp.Rational(-1, 2), sp.Gt(x + j, 0), ": a negative real power needs a positive base"),
+        (sp.sqrt(x + j), sp.Ge(x + j, 0), ": a real power needs a non-negative base"),
+        ((x + j)**y, sp.Gt(x + j, 0), ": a real power of unknown sign needs a positive base"),
+    ]
+    for power, condition, reason in cases:
+        o = _obligation(sp.Sum(power, (j, 1, n)), reason)
+        assert (o.condition, o.local, o.bound, o.kink) == (condition, in_range, (j,), None)
+        assert o.reason == f"{power}{reason}"
+
+
+def test_every_entry_of_a_matrix_must_be_defined():
+    from grpo_verify.proof.definedness import Obligation, obligations
+
+    assert obligations(sp.ImmutableMatrix([[1 / x, 0], [0, 1]])) == [Obligation(sp.Ne(x, 0), "1/x: division by x")]
+    o = _obligation(sp.Sum(sp.ImmutableMatrix([[1 / (x - j)]]), (j, 1, n)), "division by")
+    assert (o.local, o.bound) == (in_range, (j,))
+
+
+def test_each_obligation_is_listed_once_and_an_immediate_one_not_at_all():
+    from grpo_verify.proof.definedness import obligations
+
+    assert [o.condition for o in obligations(1 / x + sp.sin(1 / x))] == [sp.Ne(x, 0)]
+    assert obligations(sp.Subs(1 / x, x, 2)) == []  # Ne(2, 0) is simply true
+    assert len(obligations(1 / x + 1 / y)) == 2
+
+
+def test_a_sum_needs_finite_explicit_limits():
+    from grpo_verify.proof.definedness import obligations
+
+    for infinite in [sp.Sum(1 / j**2, (j, 1, sp.oo)), sp.Sum(2**j, (j, -sp.oo, 0)), sp.Product(x, (j, 1, sp.oo))]:
+        with pytest.raises(KernelError) as caught:
+            obligations(infinite)
+        message = str(caught.value)
+        assert message.startswith(f"{infinite}: infinite sums and products are not supported"), message
+        assert message.endswith("(convergence is not decided by the kernel)"), message

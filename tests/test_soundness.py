@@ -125,6 +125,7 @@ x, y, a, b, c, d, p = sp.symbols("x y a b c d p", real=True)
 xp, yp = sp.symbols("x y", positive=True)  # same names as x, y: only the hidden assumption differs
 n, m = sp.symbols("n m", integer=True)  # integers of either sign
 nn = sp.Symbol("n", integer=True, nonnegative=True)
+u = sp.Symbol("u", nonnegative=True)  # a non-negative real symbol (not an integer)
 j, i = sp.symbols("j i", integer=True)
 k, R = sp.symbols("k R", integer=True, positive=True)
 z = sp.Symbol("z")  # a plain (complex) SymPy symbol
@@ -933,6 +934,36 @@ FALSE_CASES: list[tuple[str, Build]] = [
     ("forall-induction_over_the_range_end", lambda: claim(
         sp.Sum(r[i], (i, 1, nn)), 0, ">=", every(r[i] >= 0, i, 1, nn - 1), induction=Induction(nn, 0))),
     # ^ n = 1: r_1 = -1 (the hypothesis covers no index)
+    # -- substitutions and derivatives at a point (from mutating proof/definedness.py) -------------
+    ("subs-derivative_of_log_at_a_negative_point", lambda: claim(
+        sp.Subs(sp.Derivative(sp.log(x), x), x, -1), -1)),  # log is undefined at and near x = -1: no derivative
+    ("subs-integer_symbol_at_a_fraction", lambda: claim(
+        sp.Subs(sp.sin(sp.pi * n), n, HALF), 0)),  # sin(pi/2) = 1 (SymPy reads sin(pi n) as 0 for an integer n)
+    ("subs-point_undefined_where_the_value_is_not", lambda: claim(
+        sp.Subs(x**2, x, unevaluated_quotient(y, y)), 1)),  # y = 0: the point 0/0 is undefined
+    ("kinks-derivative_of_abs_at_a_point_that_mentions_its_variable", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x), x), x, x + 1), sp.sign(x + 1), "=", cond(x > -2))),
+    # ^ x = -1: the point is 0, where |t| has no derivative (one-sided slopes -1 and 1)
+    ("kinks-derivative_of_max_of_three_at_a_tie_of_two_of_them", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(x, 1, -x), x), x, -1), -HALF)),  # at x = -1: one-sided slopes -1 and 0
+    ("kinks-hypothesis_on_a_free_j_says_nothing_of_the_summation_index", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 2), 3, "=", cond(sp.Ne(j, 2)))),
+    # ^ the term j = 2, |x - 2|, has slopes -1 and 1 at x = 2: the sum has one-sided slopes 2 and 4
+    ("subs-hypothesis_on_a_free_j_says_nothing_of_the_summation_index", lambda: claim(
+        sp.Subs(sp.Sum(unevaluated_quotient(x - j, x - j), (j, 1, 2)), x, 1), 2, "=", cond(sp.Ne(j, 1)))),
+    # ^ at x = 1 the term j = 1 is 0/0
+    ("kinks-derivative_of_abs_at_a_shifted_point_of_a_positive_variable", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(xp - 2), xp), xp, xp + 1), sp.sign(xp - 1))),
+    # ^ x = 1: the point is 2, where |t - 2| has no derivative (one-sided slopes -1 and 1)
+    ("partial-quotient_inside_a_matrix", lambda: claim(
+        sp.ImmutableMatrix([[unevaluated_quotient(x, x)]]), sp.ImmutableMatrix([[1]]))),  # x = 0: 0/0
+    ("partial-second_of_two_quotients_undefined", lambda: claim(
+        unevaluated_quotient(y, y) + unevaluated_quotient(x, x), 2, "=", cond(sp.Ne(y, 0)))),  # x = 0: 0/0
+    ("partial-first_of_two_quotients_undefined", lambda: claim(
+        unevaluated_quotient(y, y) + unevaluated_quotient(x, x), 2, "=", cond(sp.Ne(x, 0)))),  # y = 0: 0/0
+    ("kinks-derivative_of_a_real_power_at_zero", lambda: claim(
+        x * sp.Derivative(sp.sqrt(x) + 1, x), sp.sqrt(x) / 2, "=", cond(x >= 0))),
+    # ^ x = 0: sqrt has no derivative at 0 (its difference quotient 1/sqrt(h) diverges)
 ]
 
 RANK_FALSE_CASES: list[tuple[str, Callable[[], Result]]] = [
@@ -1071,6 +1102,39 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
      Status.PROVED_FOR_RANGE),
     ("range-two_pow_beats_square_from_five", lambda: claim(2**R, R**2, ">", for_each=ForEach.range(R, 5, 8)),
      Status.PROVED_FOR_RANGE),
+    # -- substitutions and derivatives at a point (from mutating proof/definedness.py) -------------
+    ("kinks-derivative_of_abs_away_from_its_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(x), x), x, 1), 1), Status.PROVED),
+    ("kinks-derivative_of_max_at_a_tie_with_equal_slopes", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(x**3, 0), x), x, 0), 0), Status.PROVED),
+    ("kinks-derivative_of_min_at_a_tie_with_equal_slopes", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Min(x**3, 0), x), x, 0), 0), Status.PROVED),
+    ("kinks-derivative_of_max_in_one_of_two_substituted_variables", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(x, y), x), (x, y), (2, 1)), 1), Status.PROVED),
+    ("kinks-derivative_of_a_sum_of_kinks_right_of_every_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 4), 6), Status.PROVED),
+    ("kinks-derivative_of_a_sum_of_kinks_left_of_every_kink", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 0), 0), Status.PROVED),
+    # (on x >= 0, a closed set, the smoothing rule could not stand in for the kink rule)
+    ("kinks-a_kink_in_another_variable_is_no_obstacle", lambda: claim(
+        sp.Derivative(x**2 + sp.Abs(y), x), 2 * x, "=", cond(x >= 0)), Status.PROVED),
+    ("subs-point_that_mentions_its_variable", lambda: claim(sp.Subs(x**2, x, x + 1), (x + 1)**2), Status.PROVED),
+    ("subs-two_variables_at_once", lambda: claim(sp.Subs(x * y, (x, y), (1, 2)), 2), Status.PROVED),
+    ("subs-real_symbol_at_a_fraction", lambda: claim(sp.Subs(x**2, x, HALF), sp.Rational(1, 4)), Status.PROVED),
+    ("subs-integer_symbol_at_an_integer", lambda: claim(sp.Subs(n**2, n, 2), 4), Status.PROVED),
+    ("subs-positive_symbol_at_a_fraction", lambda: claim(
+        sp.Subs(sp.Derivative(xp**2, xp), xp, HALF), 1), Status.PROVED),
+    ("subs-non_negative_symbol_at_a_fraction", lambda: claim(
+        sp.Subs(u**3, u, HALF), sp.Rational(1, 8)), Status.PROVED),
+    ("subs-quotient_at_a_nonzero_point", lambda: claim(sp.Subs(1 / x, x, 2), HALF), Status.PROVED),
+    ("subs-derivative_of_a_rational_function_defined_everywhere", lambda: claim(
+        sp.Subs(sp.Derivative(1 / (x**2 + 1), x), x, 1), -HALF), Status.PROVED),
+    ("subs-point_defined_under_the_assumptions", lambda: claim(
+        sp.Subs(x**2, x, 1 / y), 1 / y**2, "=", pos(y)), Status.PROVED),
+    ("calculus-derivative_of_sqrt_for_positive_x", lambda: claim(
+        sp.Derivative(sp.sqrt(x), x), 1 / (2 * sp.sqrt(x)), "=", cond(x > 0)), Status.PROVED),
+    ("calculus-derivative_of_the_reciprocal_for_negative_x", lambda: claim(
+        sp.Derivative(1 / x, x), -1 / x**2, "=", cond(x < 0)), Status.PROVED),
 ]
 
 RANK_TRUE_CASES: list[tuple[str, Build, Status]] = [
