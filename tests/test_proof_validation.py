@@ -118,8 +118,6 @@ def test_a_malformed_assumption_is_refused_naming_it(build, start, end):
     refused(build, start, end=end, error=KernelError)
 
 
-@pytest.mark.xfail(strict=True, reason="only the ends of an Interval domain are validated: a float in a FiniteSet "
-                                        "or a Union domain is accepted")
 @pytest.mark.parametrize("domain", [
     sp.FiniteSet(sp.Float(0.1)),
     sp.Union(sp.Interval(0, sp.Float(0.1)), sp.Interval(2, 3)),

@@ -131,6 +131,10 @@ class Assumption:
                 raise KernelError(f"{where}: a domain is a SymPy set such as Interval(0, 1), not {domain!r}")
             for end in domain.boundary if isinstance(domain, sp.Interval) else ():
                 validate(end, where)
+            for node in sp.preorder_traversal(domain):  # a FiniteSet or Union has no boundary to check
+                if isinstance(node, sp.Float):
+                    raise KernelError(f"{where}: the float {node} in the domain is not exact (it is rounded); "
+                                      "write it as a Rational")
         if self.equation is not None and len(self.equation) != 2:
             raise KernelError(f"{where}: an equation is a pair (a, b) meaning a = b")
 
