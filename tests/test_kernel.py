@@ -296,6 +296,7 @@ def _obligation(e: sp.Basic, *words: str):
 
 f = sp.Function("f", real=True)
 m = sp.Symbol("m", integer=True)
+i = sp.Symbol("i", integer=True)
 in_range = (sp.Ge(j, 1), sp.Le(j, n))  # the local hypotheses of a Sum over j = 1..n
 
 
@@ -435,3 +436,29 @@ def test_a_sum_needs_finite_explicit_limits():
         message = str(caught.value)
         assert message.startswith(f"{infinite}: infinite sums and products are not supported"), message
         assert message.endswith("(convergence is not decided by the kernel)"), message
+
+
+def test_the_limits_and_the_index_of_a_sum_are_checked_where_they_stand():
+    from grpo_verify.proof.definedness import obligations
+
+    o = _obligation(sp.Sum(x, (i, 1, sp.floor(1 / y))), "division by")
+    assert (o.condition, o.local, o.bound) == (sp.Ne(y, 0), (), ())
+    # y + ...: a body that is itself a Sum would be merged into one Sum of two limits (see the next test)
+    o = _obligation(sp.Sum(y + sp.Sum(x, (i, 1, sp.floor(1 / (y - j)))), (j, 1, n)), "division by")
+    assert (o.condition, o.local, o.bound) == (sp.Ne(y - j, 0), in_range, (j,))
+    o = _obligation(sp.Sum(y + sp.Sum(x, (i, 1, y)), (j, 1, n)), "the limit y of Sum")
+    assert (o.condition, o.local, o.bound) == (sp.false, in_range, (j,))
+    assert o.reason == "the limit y of Sum is not known to be an integer"
+    o = _obligation(sp.Sum(y + sp.Product(x, (y, 1, n)), (j, 1, n)), "the index y of Product")
+    assert (o.condition, o.local, o.bound) == (sp.false, in_range, (j,))
+    assert o.reason == "the index y of Product is not an integer symbol"
+    assert [o.condition for o in obligations(sp.Sum(x, (i, 1, n)))] == [sp.Ge(n, 0)]
+
+
+@pytest.mark.xfail(strict=True, reason="the limits of a Sum are scoped in the order they are written, but the first "
+                                       "is the innermost: a limit that depends on a later index is checked with that "
+                                       "index free and without its range")
+def test_an_inner_limit_that_depends_on_an_outer_index_is_checked_in_the_outer_range():
+    merged = sp.Sum(x, (i, 1, sp.floor(1 / (y - j))), (j, 1, n))  # what Sum(Sum(x, (i, ...)), (j, 1, n)) becomes
+    o = _obligation(merged, "division by")
+    assert (o.condition, o.local, o.bound) == (sp.Ne(y - j, 0), in_range, (j,))
