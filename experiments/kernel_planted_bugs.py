@@ -1,7 +1,8 @@
 """Plant each of the proof kernel's checks' bugs in a copy of the package and run the kernel tests.
 
-Every planted bug must make ``tests/test_kernel.py``, ``tests/test_soundness.py`` or ``tests/test_smt.py`` fail; a plant that
-leaves both green is a check no test pins. Run from the repository root (a minute or two):
+Every planted bug must make ``tests/test_kernel.py``, ``tests/test_soundness.py``, ``tests/test_smt.py`` or
+``tests/test_proof_validation.py`` fail; a plant that leaves them green is a check no test pins. Run from the
+repository root (about a minute per plant):
 
     python experiments/kernel_planted_bugs.py            # every plant
     python experiments/kernel_planted_bugs.py 3 7        # some of them
@@ -66,6 +67,9 @@ PLANTS = [
  ("kernel.py", "                    holds(entry(a, b), \"=\", sp.Integer(0), inside + [sp.Lt(a, b)])", "                    holds(entry(a, b), \"=\", sp.Integer(0), inside)"),
  ("result.py", "            return \">\" if \">\" in rels else \">=\"", "            return \">\""),
  ("result.py", "            return \"<\" if \"<\" in rels else \"<=\"", "            return \"<\""),
+ ("definedness.py", "        for limit in reversed(e.limits):", "        for limit in e.limits:"),
+ ("result.py", "                if isinstance(node, sp.Float):\n                    raise KernelError(f\"{where}: the float {node} in the domain",
+  "                if False:\n                    raise KernelError(f\"{where}: the float {node} in the domain"),
 ]
 
 
@@ -87,7 +91,8 @@ def main(argv: list[str]) -> int:
             path.write_text(text.replace(old, new, 1))
             env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
             run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                                  "tests/test_kernel.py", "tests/test_soundness.py", "tests/test_smt.py"], cwd=tree, env=env,
+                                  "tests/test_kernel.py", "tests/test_soundness.py", "tests/test_smt.py",
+                                  "tests/test_proof_validation.py"], cwd=tree, env=env,
                                  capture_output=True, text=True)
             closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
             caught = run.returncode != 0

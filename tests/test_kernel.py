@@ -455,10 +455,9 @@ def test_the_limits_and_the_index_of_a_sum_are_checked_where_they_stand():
     assert [o.condition for o in obligations(sp.Sum(x, (i, 1, n)))] == [sp.Ge(n, 0)]
 
 
-@pytest.mark.xfail(strict=True, reason="the limits of a Sum are scoped in the order they are written, but the first "
-                                       "is the innermost: a limit that depends on a later index is checked with that "
-                                       "index free and without its range")
 def test_an_inner_limit_that_depends_on_an_outer_index_is_checked_in_the_outer_range():
+    """SymPy lists the innermost limit first; the kernel enters them from the last, so the inner limit is checked
+    with the outer index bound and in its range (it was checked with the index free before)."""
     merged = sp.Sum(x, (i, 1, sp.floor(1 / (y - j))), (j, 1, n))  # what Sum(Sum(x, (i, ...)), (j, 1, n)) becomes
     o = _obligation(merged, "division by")
     assert (o.condition, o.local, o.bound) == (sp.Ne(y - j, 0), in_range, (j,))

@@ -106,24 +106,30 @@ def _collect(e: sp.Basic, local: tuple, out: list[Obligation]) -> None:
     if not isinstance(e, sp.Basic) or not e.args:
         return
     if isinstance(e, (sp.Sum, sp.Product)):
-        inner = local
-        for limit in e.limits:
+        # SymPy lists the innermost limit first (Sum(Sum(f, (i, ..)), (j, ..)) is Sum(f, (i, ..), (j, ..))), so
+        # the limits are entered from the last: an inner limit may mention an outer index, which is then bound
+        # there and ranges over its own limits
+        inner, entered = local, ()
+        for limit in reversed(e.limits):
             if len(limit) != 3:
                 raise KernelError(f"{e}: a sum or product needs explicit limits (j, lo, hi)")
             v, lo, hi = limit
+            here: list[Obligation] = []
             for bound in (lo, hi):
                 if bound.has(sp.oo, -sp.oo):
                     raise KernelError(f"{e}: infinite sums and products are not supported (convergence is not "
                                       "decided by the kernel)")
-                _collect(bound, inner, out)
+                _collect(bound, inner, here)
                 if bound.is_integer is not True:
-                    out.append(Obligation(sp.false, f"the limit {bound} of {type(e).__name__} is not known to be an "
-                                          "integer", inner))
+                    here.append(Obligation(sp.false, f"the limit {bound} of {type(e).__name__} is not known to be an "
+                                           "integer", inner))
             if v.is_integer is not True:
-                out.append(Obligation(sp.false, f"the index {v} of {type(e).__name__} is not an integer symbol", inner))
-            out.append(Obligation(sp.Ge(hi, lo - 1), f"{type(e).__name__} over {v} = {lo}..{hi} needs hi >= lo - 1 "
-                                  "(SymPy would reverse it by Karr's convention)", inner))
+                here.append(Obligation(sp.false, f"the index {v} of {type(e).__name__} is not an integer symbol", inner))
+            here.append(Obligation(sp.Ge(hi, lo - 1), f"{type(e).__name__} over {v} = {lo}..{hi} needs hi >= lo - 1 "
+                                   "(SymPy would reverse it by Karr's convention)", inner))
+            out.extend(_with_bound(o, entered) for o in here)
             inner = inner + (sp.Ge(v, lo), sp.Le(v, hi))
+            entered = entered + (v,)
         _collect_bound(e.function, inner, out, tuple(e.variables))
         return
     if isinstance(e, sp.Derivative):
