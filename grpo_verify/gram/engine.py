@@ -396,11 +396,13 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
                     "(e.g. transformers' eager attention in float64 with left padding turns fully masked pad rows "
                     "into NaN, which then leaks through 0 * NaN)")
             targets = engine.roots if skip_weight_grads else list(engine.params.values())
-            if engine.params and not (objectives.requires_grad and targets):
-                # fail closed: without a backward every K would be an exact, silent zero
+            used = any(acc.open_uses > 0 for acc in engine.acc.values())
+            if used and not (objectives.requires_grad and targets):
+                # fail closed: the forward used trainable parameters, and without a backward their K would be an
+                # exact, silent zero (a parameter the forward never reads has score 0: K = 0 is then right)
                 raise RuntimeError("the Gram engine found no graph root to differentiate from (no module output "
                                    "became a root and the objectives do not require grad): refusing to return "
-                                   "K = 0 for a model with trainable parameters")
+                                   "K = 0 for parameters the forward used")
             if objectives.requires_grad and targets:
                 torch.autograd.grad(objectives.sum(), targets, allow_unused=True)
             engine.flush()
