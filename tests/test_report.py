@@ -182,6 +182,26 @@ def test_a_training_run_is_summarised_by_its_trends(tmp_path):
     assert by_key(short)["C2"]["sparsity"]["runs"][0]["note"] == "too few steps for a trend"
 
 
+def test_update_sparsity_of_a_trl_run_is_the_third_meaning_of_sparsity(tmp_path):
+    """Parameters unchanged since the start (model dtype and bf16) and the rank of W - W_start, as the TRL
+    callback records them; absent from a run that did not measure them (the hand-written loop's records)."""
+    steps = [{"step": s, "mean_reward": 0.5, "zero_advantage_group_fraction": 0.5, "sparsity": None,
+              "update_unchanged": {"step": {"model": 0.1, "bf16": 0.99},
+                                   "since_start": {"model": 1.0 - 0.05 * s, "bf16": 1.0 - 0.01 * s}},
+              "delta_rank_fraction": {"median": 1.0, "q25": 1.0, "q75": 1.0} if s % 5 == 0 else None}
+             for s in range(20)]
+    data = build(tmp_path, [make_run(tmp_path / "trl", SMOL, task="arith", train=steps)])
+    series = by_key(data)["C2"]["sparsity"]["runs"][0]["series"]
+    bf16 = series["parameters unchanged since the start (bf16)"]
+    assert bf16["first"] == pytest.approx(0.98) and bf16["last"] == pytest.approx(0.83) and bf16["trend"] == "falls"
+    assert series["parameters unchanged since the start (model dtype)"]["trend"] == "falls"
+    assert series["rank of W - W_start over full rank (median over layers)"]["first"] == 1.0
+    plain = build(tmp_path / "plain", [make_run(tmp_path / "loop", SMOL, task="arith", train=[
+        {k: v for k, v in r.items() if k not in ("update_unchanged", "delta_rank_fraction")} for r in steps])])
+    assert not any(name.startswith(("parameters", "rank of")) for name in
+                   by_key(plain)["C2"]["sparsity"]["runs"][0]["series"])
+
+
 # -- JUnit -----------------------------------------------------------------------------------------
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="6">

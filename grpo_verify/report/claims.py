@@ -143,7 +143,11 @@ CLAIMS: tuple[Claim, ...] = (
         "update drifts the same way, at the rate $\\eta c_R(p)\\|\\nabla p\\|^2$ with $c_R(p) > 0$ (proved for "
         "$R = 2, 4, 8$). So the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$ with a rate $\\kappa > 0$: "
         "positive once $p > 1/2$, negative while $p < 1/2$. Sparsity intensifies only in the second regime of "
-        "training; finite-step dynamics are left to simulation, which shows the fall, then the rise.",
+        "training; finite-step dynamics are left to simulation, which shows the fall, then the rise. Three meanings "
+        "of sparsity are measured below: zero-gradient groups (the one the maths speaks of), near-zero coordinates "
+        "of the step's gradient, and parameters whose stored value an update leaves unchanged (in the model's "
+        "dtype and in bf16, the definition of Mukherjee et al. 2025, arXiv 2505.11711), with the rank of the "
+        "accumulated update, from real runs through TRL's GRPOTrainer with GRPOVerifyCallback.",
         (Cited("degenerate_group_contributes_zero_gradient", S),
          Cited("first_order_change_of_zero_gradient_probability_is_negative_below_half", X,
                "while $p < 1/2$ the first-order change $\\kappa z_R'(p)$ of the zero-gradient probability is negative "

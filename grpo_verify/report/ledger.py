@@ -253,6 +253,15 @@ def sparsity_section(runs: Sequence[Run], synthetic: Synthetic | None, out_dir: 
         series = {"mean reward": [r.get("mean_reward") for r in train],
                   "zero-advantage group fraction": [r.get("zero_advantage_group_fraction") for r in train]}
         series.update({f"coordinates {k}": [(r.get("sparsity") or {}).get(k) for r in train] for k in keys})
+        # the third meaning of sparsity (runs through TRL with the callback): parameters whose stored value did
+        # not change since the start, in the model's dtype and in bf16, and the rank of the accumulated update
+        for dtype in ("model", "bf16"):
+            values = [_nested(r, "update_unchanged", "since_start", dtype) for r in train]
+            if any(v is not None for v in values):
+                series[f"parameters unchanged since the start ({'model dtype' if dtype == 'model' else dtype})"] = values
+        ranks = [_nested(r, "delta_rank_fraction", "median") for r in train]
+        if any(v is not None for v in ranks):
+            series["rank of W - W_start over full rank (median over layers)"] = ranks
         section["runs"].append({"id": run.path.name, "steps": len(train),
                                 "series": {name: training_trend(values) for name, values in series.items()},
                                 "note": "too few steps for a trend" if len(train) < MIN_TRAIN_STEPS else ""})
@@ -261,6 +270,15 @@ def sparsity_section(runs: Sequence[Run], synthetic: Synthetic | None, out_dir: 
 
 
 MIN_TRAIN_STEPS = 20
+
+
+def _nested(record: dict, *keys: str):
+    """record[k1][k2]...; None where a level is missing or null."""
+    for key in keys:
+        if not isinstance(record, dict):
+            return None
+        record = record.get(key)
+    return record
 
 
 def training_trend(values: Sequence[float | None]) -> dict:
