@@ -621,6 +621,8 @@ class GRPOVerifyCallback(TrainerCallback):
                           coordinates: bool = True) -> None:
         cfg = self.config
         tol = cfg.relative_tolerance
+        if not any(bool(g.any()) for g in grads.values()):
+            return  # an all-zero gradient (every measured group degenerate) has no spectrum and no relative sparsity
         if coordinates:
             for key, value in sparsity(list(grads.values()), cfg.sparsity_thresholds).items():
                 self._pending[f"{where}sparsity/{key}"] = value
@@ -628,7 +630,7 @@ class GRPOVerifyCallback(TrainerCallback):
             per_layer = {m: [] for m in LAYER_METRICS}
             for name in sorted(grads):
                 g = grads[name]
-                if g.ndim != 2:
+                if g.ndim != 2 or not bool(g.any()):  # a zero matrix has no spectrum to rank
                     continue
                 m = rank.rank_metrics(torch.linalg.svdvals(g.detach().to(torch.float64)).cpu().numpy(),
                                       tol).as_dict()

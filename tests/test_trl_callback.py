@@ -302,3 +302,18 @@ def test_two_processes_gather_and_skip_split_groups(offline):
                 means.append([m[k] for k in GRAM_METRICS])
             for metric, value in zip(GRAM_METRICS, np.mean(means, axis=0)):
                 assert logged[f"{P}gram/{metric}"] == pytest.approx(value, rel=1e-9)
+
+
+def test_an_all_zero_gradient_logs_no_spectrum_and_no_sparsity():
+    """Every measured group degenerate: the gradient is exactly 0, which has no singular-value spectrum and no
+    sparsity relative to its maximum; logging 0 ranks for it would read as a measurement."""
+    from grpo_verify.trl_callback import GRPOVerifyCallback, GRPOVerifyConfig
+
+    callback = object.__new__(GRPOVerifyCallback)  # only the metric method is under test, no trainer needed
+    callback.config, callback._pending, callback._record = GRPOVerifyConfig(), {}, {}
+    zero = {"w": torch.zeros(3, 4), "b": torch.zeros(3)}
+    callback._gradient_metrics(zero, "")
+    assert callback._pending == {} and "layers" not in callback._record
+    mixed = {"w": torch.zeros(3, 4), "v": torch.arange(6.0).reshape(2, 3), "b": torch.ones(3)}
+    callback._gradient_metrics(mixed, "")
+    assert callback._pending["layers/stable_rank/median"] > 0 and len(callback._record["layers"]["stable_rank"]) == 1

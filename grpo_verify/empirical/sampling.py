@@ -103,15 +103,3 @@ def sample_group(model, tokenizer, prompt: list[int], group_size: int, *, temper
     texts = [tokenizer.decode(completion[i, :int(lengths[i])], skip_special_tokens=True) for i in range(group_size)]
     return Rollouts(input_ids[:, :width].cpu(), mask[:, :width].cpu(), torch.full((group_size,), start),
                     texts, lengths.tolist())
-
-
-def concat_rollouts(parts: list[Rollouts], pad_id: int) -> Rollouts:
-    """Several groups in one right-padded batch (group-major), for a training step."""
-    width = max(p.input_ids.shape[1] for p in parts)
-    ids, masks = [], []
-    for p in parts:
-        extra = width - p.input_ids.shape[1]
-        ids.append(torch.nn.functional.pad(p.input_ids, (0, extra), value=pad_id))
-        masks.append(torch.nn.functional.pad(p.attention_mask, (0, extra), value=0))
-    return Rollouts(torch.cat(ids), torch.cat(masks), torch.cat([p.completion_start for p in parts]),
-                    [t for p in parts for t in p.texts], [n for p in parts for n in p.completion_tokens])
