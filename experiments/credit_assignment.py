@@ -45,7 +45,7 @@ import numpy as np
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.config import positive_int
-from grpo_verify.outputs import output_problem, write_atomically
+from grpo_verify.outputs import output_problem, save_figure, write_atomically
 
 METHODS = ("grpo", "dr_grpo", "exact_credit", "expected")
 STARTS = ("per_step", "matched")
@@ -224,12 +224,7 @@ def plot(cfg: Config, summary: list[dict], curves: dict, theory: list[dict], out
     written = []
 
     def save(fig, name):
-        for suffix in (".png", ".pdf"):
-            path = out / f"{name}{suffix}"
-            metadata = {"CreationDate": None} if suffix == ".pdf" else {}
-            write_atomically(path, lambda tmp: fig.savefig(tmp, format=suffix[1:], dpi=130, bbox_inches="tight",
-                                                           metadata=metadata))
-            written.append(path)
+        written.extend(save_figure(fig, out / name, bbox_inches="tight"))
         plt.close(fig)
 
     colours = {"grpo": "C0", "dr_grpo": "C1", "exact_credit": "C2", "expected": "k"}

@@ -39,7 +39,7 @@ import numpy as np
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.config import positive_int
-from grpo_verify.outputs import output_problem, write_atomically
+from grpo_verify.outputs import output_problem, save_figure, write_atomically
 
 OPTION_FIELDS = ("digits", "num_prompts", "group_size", "max_new_tokens", "ops", "temperature", "top_p",
                  "seed", "model", "answer_format")
@@ -199,12 +199,7 @@ def plot(out: Path, rows: list[dict], group_size: int) -> list[Path]:
                 title=f"zero-advantage groups, R = {group_size} (95 % Wilson CI)")
     axes[1].legend(fontsize=7)
     fig.tight_layout()
-    written = []
-    for suffix in (".png", ".pdf"):
-        path = out / f"reward_and_zero_advantage_vs_digits{suffix}"
-        metadata = {"CreationDate": None} if suffix == ".pdf" else {}
-        write_atomically(path, lambda tmp: fig.savefig(tmp, format=suffix[1:], dpi=130, metadata=metadata))
-        written.append(path)
+    written = save_figure(fig, out / "reward_and_zero_advantage_vs_digits")
     plt.close(fig)
     return written
 

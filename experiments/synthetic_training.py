@@ -49,7 +49,7 @@ from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpF
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.config import positive_int
 from grpo_verify.estimators import ADVANTAGE_KINDS
-from grpo_verify.outputs import output_problem, write_atomically
+from grpo_verify.outputs import output_problem, save_figure, write_atomically
 from grpo_verify.training import (
     AdvantageFn,
     advantage_function,
@@ -333,12 +333,7 @@ def plot_all(cfg: Config, rows: list[dict], out: Path) -> list[Path]:
         ax.fill_between(steps, values.min(axis=0), values.max(axis=0), color=colour, alpha=0.15, lw=0)
 
     def save(fig, name):
-        for suffix in (".png", ".pdf"):
-            path = out / f"{name}{suffix}"
-            metadata = {"CreationDate": None} if suffix == ".pdf" else {}
-            atomic_write(path, lambda tmp: fig.savefig(tmp, format=suffix[1:], dpi=130, bbox_inches="tight",
-                                                       metadata=metadata))
-            written.append(path)
+        written.extend(save_figure(fig, out / name, bbox_inches="tight"))
         plt.close(fig)
 
     note = f"mean over {len(cfg.seeds)} seeds, band = min..max over seeds"

@@ -31,6 +31,19 @@ def write_atomically(path: Path, content: str | Callable[[Path], None]) -> None:
         raise
 
 
+def save_figure(fig, stem: Path, *, dpi: int = 130, **savefig) -> list[Path]:
+    """``stem``.png and ``stem``.pdf of a matplotlib figure, each written atomically; the PDF without a
+    creation date, so that rerunning a script gives the same bytes. Returns the two paths (the figure
+    stays open: the caller closes it)."""
+    written = []
+    for suffix in (".png", ".pdf"):
+        path = Path(f"{stem}{suffix}")
+        metadata = {"CreationDate": None} if suffix == ".pdf" else {}
+        write_atomically(path, lambda tmp: fig.savefig(tmp, format=suffix[1:], dpi=dpi, metadata=metadata, **savefig))
+        written.append(path)
+    return written
+
+
 def output_problem(path: Path, kind: str = "folder", files: tuple[str, ...] = ()) -> str:
     """Why ``path`` cannot receive the output ("" if it can), found without creating anything.
 

@@ -1,10 +1,11 @@
-"""Helpers shared by the entry-point and report tests (imported by name: pytest puts tests/ on the path)."""
+"""Helpers shared by several test modules (imported by name: pytest puts tests/ on the path)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import sympy as sp
+import torch
 
 from grpo_verify.proof import Assumption, Result
 from grpo_verify.proof.catalog import Family
@@ -23,3 +24,21 @@ def one_result_catalogue(progress=None):
     result.family = "d9_stand_in"
     family = Family("d9_stand_in", "D9", "D9 stand-in", "text", (result,), ())
     return [family], {"stand_in": result.check()}
+
+
+def padded_rows(vocab: int, pad: int, side: str = "right", seed: int = 1, rollouts: int = 4, length: int = 11):
+    """Token rows of unequal length (``length``, 8, 6, 9 real tokens), padded with ``pad`` on ``side``, and
+    each rollout's completion start (after 4, 3, 2, 5 prompt tokens) as an index into its padded row."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, vocab, (rollouts, length), generator=g)
+    mask = torch.zeros(rollouts, length, dtype=torch.long)
+    start = []
+    for i, (n, p) in enumerate(zip([length, 8, 6, 9][:rollouts], [4, 3, 2, 5][:rollouts])):
+        if side == "right":
+            mask[i, :n] = 1
+            start.append(p)
+        else:
+            mask[i, length - n:] = 1
+            start.append(length - n + p)
+    ids[mask == 0] = pad
+    return ids, mask, torch.tensor(start)

@@ -20,6 +20,7 @@ from grpo_verify.gram import (func_gram, naive_gram, relative_error, rollout_gra
                               completion_weights, position_ids_from_mask, rollout_objectives)
 from grpo_verify.gram import contract, engine as gram_engine, layers, loss as gram_loss  # noqa: E402
 from grpo_verify.gram.reference import per_rollout_gradients  # noqa: E402
+from support import padded_rows  # noqa: E402
 
 TOL = 1e-10
 VOCAB = 40
@@ -42,21 +43,7 @@ def tiny_llama(tie: bool, attn: str = "sdpa", seed: int = 0, bias: bool = False)
 def batch(side: str = "right", seed: int = 1, rollouts: int = 4, length: int = 11):
     """Rows of unequal length (11, 8, 6, 9 real tokens), padded on ``side``; completion starts
     per rollout, as indices into the padded rows."""
-    g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(1, VOCAB, (rollouts, length), generator=g)
-    lengths = [length, 8, 6, 9][:rollouts]
-    prompt = [4, 3, 2, 5][:rollouts]
-    mask = torch.zeros(rollouts, length, dtype=torch.long)
-    start = []
-    for i, (n, p) in enumerate(zip(lengths, prompt)):
-        if side == "right":
-            mask[i, :n] = 1
-            start.append(p)
-        else:
-            mask[i, length - n:] = 1
-            start.append(length - n + p)
-    ids[mask == 0] = PAD
-    return ids, mask, torch.tensor(start)
+    return padded_rows(VOCAB, PAD, side, seed, rollouts, length)
 
 
 def rel(a, b):

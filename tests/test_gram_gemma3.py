@@ -17,6 +17,7 @@ from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm  # noqa: E4
 
 from grpo_verify.gram import (completion_weights, layers, naive_gram, position_ids_from_mask,  # noqa: E402
                               relative_error, rollout_gram, rollout_objectives)
+from support import padded_rows  # noqa: E402
 
 VOCAB = 40
 PAD = 0
@@ -48,19 +49,7 @@ def tiny_gemma3(seed: int = 0, window: int = 6) -> Gemma3ForCausalLM:
 
 def batch(side: str = "right", seed: int = 1, length: int = 11):
     """4 rows of 11, 8, 6 and 9 real tokens (longer than the window of 6), padded on ``side``."""
-    g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(1, VOCAB, (4, length), generator=g)
-    mask = torch.zeros(4, length, dtype=torch.long)
-    start = []
-    for i, (n, p) in enumerate(zip([length, 8, 6, 9], [4, 3, 2, 5])):
-        if side == "right":
-            mask[i, :n] = 1
-            start.append(p)
-        else:
-            mask[i, length - n:] = 1
-            start.append(length - n + p)
-    ids[mask == 0] = PAD
-    return ids, mask, torch.tensor(start)
+    return padded_rows(VOCAB, PAD, side, seed, 4, length)
 
 
 def test_the_tiny_model_has_what_the_real_one_has():
