@@ -124,6 +124,20 @@ def test_a_malformed_assumption_is_refused_naming_it(build, start, end):
 ], ids=["finite set", "union"])
 def test_a_float_anywhere_in_a_domain_is_refused(domain):
     refused(lambda: Assumption("a", domain=(x, domain)), "assumption 'a': the float", error=KernelError)
+    with pytest.raises(KernelError, match="in the domain is not exact .*write it as a Rational$"):
+        Assumption("a", domain=(x, domain))
+
+
+@pytest.mark.parametrize("domain", [
+    lambda z: sp.Interval(0, z),
+    lambda z: sp.FiniteSet(z),
+    lambda z: sp.Union(sp.Interval(0, 1), sp.Interval(2, z)),
+], ids=["interval end", "finite set", "union"])
+def test_a_symbol_that_may_be_complex_anywhere_in_a_domain_is_refused(domain):
+    z = sp.Symbol("z")  # SymPy's default: may be complex
+    with pytest.raises(KernelError, match="z .*may be complex"):
+        Assumption("a", domain=(x, domain(z)))
+    Assumption("a", domain=(x, domain(sp.Symbol("z", real=True))))  # the same, with z real, is accepted
 
 
 def test_an_assumption_is_equal_only_to_itself():

@@ -135,6 +135,8 @@ class Assumption:
                 if isinstance(node, sp.Float):
                     raise KernelError(f"{where}: the float {node} in the domain is not exact (it is rounded); "
                                       "write it as a Rational")
+                if isinstance(node, sp.Symbol) and node.is_real is not True:
+                    raise KernelError(f"{where}: the symbol {node} in the domain may be complex; declare it real")
         if self.equation is not None and len(self.equation) != 2:
             raise KernelError(f"{where}: an equation is a pair (a, b) meaning a = b")
 
