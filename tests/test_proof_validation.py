@@ -258,3 +258,12 @@ def test_a_result_without_one_assumption_is_checked_afresh_and_leaves_the_origin
     assert without.check().status is Status.REFUTED  # x = -1
     assert absolute.assumptions == (nonnegative, label)
     assert absolute.check().status is Status.PROVED
+
+
+def test_an_interval_domain_end_is_validated_like_any_expression():
+    """An indexed end that may be complex is refused through the end's own check (the scan of the domain
+    for floats and symbols does not look at Indexed objects)."""
+    c = sp.IndexedBase("c")
+    with pytest.raises(KernelError, match=r"c\[1\] may be complex"):
+        Assumption("a", domain=(x, sp.Interval(0, c[1])))
+    Assumption("a", domain=(x, sp.Interval(0, sp.IndexedBase("c", real=True)[1])))
