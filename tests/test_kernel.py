@@ -461,3 +461,23 @@ def test_an_inner_limit_that_depends_on_an_outer_index_is_checked_in_the_outer_r
     merged = sp.Sum(x, (i, 1, sp.floor(1 / (y - j))), (j, 1, n))  # what Sum(Sum(x, (i, ...)), (j, 1, n)) becomes
     o = _obligation(merged, "division by")
     assert (o.condition, o.local, o.bound) == (sp.Ne(y - j, 0), in_range, (j,))
+
+
+def test_the_obligations_of_a_two_limit_sum_and_of_a_derivative_say_what_they_need():
+    """The inner limit's obligation of a merged Sum names its range, carries the outer index's range and is
+    bound by it; a derivative keeps the definedness of what it differentiates; Integral and Limit are refused
+    by name."""
+    from grpo_verify.proof.definedness import obligations
+    from grpo_verify.proof import KernelError
+
+    j, m = sp.Symbol("j", integer=True), sp.Symbol("m", integer=True)
+    outer, inner = obligations(sp.Sum(x, (i, 1, m), (j, 1, m)))
+    assert (outer.condition, outer.local, outer.bound) == (sp.Ge(m, 0), (), ())
+    assert outer.reason == "Sum over j = 1..m needs hi >= lo - 1 (SymPy would reverse it by Karr's convention)"
+    assert (inner.condition, inner.local, inner.bound) == (sp.Ge(m, 0), (sp.Ge(j, 1), sp.Le(j, m)), (j,))
+    assert inner.reason == "Sum over i = 1..m needs hi >= lo - 1 (SymPy would reverse it by Karr's convention)"
+    assert [(o.condition, o.reason) for o in obligations(sp.Derivative(sp.log(x), x))] == [
+        (sp.Gt(x, 0), "log needs a positive argument: log(x)")]
+    for unsupported in (sp.Integral(x, (x, 0, 1)), sp.Limit(1 / x, x, 0)):
+        with pytest.raises(KernelError, match=f"^{type(unsupported).__name__} is not supported by the kernel$"):
+            obligations(unsupported)
