@@ -31,8 +31,6 @@ and steps_to_target.png/.pdf, success_curves.png/.pdf, theory.png/.pdf. Every fi
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 import sys
@@ -45,7 +43,7 @@ import numpy as np
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.config import positive_int
-from grpo_verify.outputs import output_problem, save_figure, write_atomically
+from grpo_verify.outputs import csv_text, output_problem, save_figure, write_atomically
 
 METHODS = ("grpo", "dr_grpo", "exact_credit", "expected")
 STARTS = ("per_step", "matched")
@@ -186,14 +184,6 @@ def theory_rows(horizons=range(1, 17), qs=(0.5, 0.9)) -> list[dict]:
 
 
 # == files, summary, plots ============================================================================
-
-
-def csv_text(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue()
 
 
 def summarise(cfg: Config, runs: list[dict]) -> list[dict]:
@@ -347,9 +337,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{dict(zip(cfg.lrs, med))} ({time.perf_counter() - t0:.1f} s)", flush=True)
     summary = summarise(cfg, runs)
     theory = theory_rows()
-    write_atomically(out / "runs.csv", csv_text(runs))
-    write_atomically(out / "curves.csv", csv_text(curve_rows))
-    write_atomically(out / "theory.csv", csv_text(theory))
+    write_atomically(out / "runs.csv", csv_text(runs, line_end="\n"))
+    write_atomically(out / "curves.csv", csv_text(curve_rows, line_end="\n"))
+    write_atomically(out / "theory.csv", csv_text(theory, line_end="\n"))
     seconds = time.perf_counter() - start_time
     write_atomically(out / "summary.json", json.dumps({"config": asdict(cfg), "best_lr": summary,
                                                        "wall_seconds": round(seconds, 1)}, indent=1) + "\n")

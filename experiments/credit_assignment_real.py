@@ -27,7 +27,6 @@ is written atomically.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -39,7 +38,7 @@ import numpy as np
 from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpFormatter
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.config import positive_int
-from grpo_verify.outputs import output_problem, save_figure, write_atomically
+from grpo_verify.outputs import csv_text, output_problem, save_figure, write_atomically
 
 OPTION_FIELDS = ("digits", "num_prompts", "group_size", "max_new_tokens", "ops", "temperature", "top_p",
                  "seed", "model", "answer_format")
@@ -167,13 +166,7 @@ def run(args: argparse.Namespace, log=print) -> list[dict]:
 def write_outputs(out: Path, rows: list[dict], args: argparse.Namespace, seconds: float) -> list[Path]:
     write_atomically(out / "summary.json", json.dumps({"rows": rows, "group_size": args.group_size,
                                                        "wall_seconds": round(seconds, 1)}, indent=1) + "\n")
-
-    def write_csv(tmp: Path) -> None:
-        with tmp.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    write_atomically(out / "summary.csv", write_csv)
+    write_atomically(out / "summary.csv", csv_text(rows))
     return plot(out, rows, args.group_size)
 
 

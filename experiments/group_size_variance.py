@@ -33,8 +33,6 @@ written atomically; bad options and an --out that cannot be written are refused 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 import sys
@@ -57,7 +55,7 @@ from grpo_verify.oracle import (
     policy_gradient,
     score_norm_moment,
 )
-from grpo_verify.outputs import output_problem, write_atomically
+from grpo_verify.outputs import csv_text, output_problem, write_atomically
 from grpo_verify.synthetic import DTYPE, Outcomes, SoftmaxBandit, TabularAutoregressive
 
 DEFAULT_GROUP_SIZES = (2, 3, 4, 5, 6, 7, 8)
@@ -156,15 +154,6 @@ def run(group_sizes: tuple[int, ...], eps: float, log=print) -> tuple[list[dict]
 # == outputs =========================================================================================
 
 
-def csv_text(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: (f"{value:.12g}" if isinstance(value, float) else value) for key, value in row.items()})
-    return buffer.getvalue()
-
-
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -238,7 +227,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     start = time.perf_counter()
     rows, table = run(tuple(args.group_sizes), args.eps)
-    write_atomically(args.out / "table.csv", csv_text(rows))
+    write_atomically(args.out / "table.csv", csv_text(rows, COLUMNS, line_end="\n", float_format="{:.12g}"))
     gaps = [row["closed_form_gap"] for row in rows if row["closed_form_gap"] != ""]
     summary = {"group_sizes": list(args.group_sizes), "eps": args.eps, "policies": table,
                "largest_closed_form_gap": max(gaps, default=0.0),

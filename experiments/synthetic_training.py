@@ -49,7 +49,7 @@ from grpo_verify.empirical.config import _DefaultsHelpFormatter as DefaultsHelpF
 from grpo_verify.empirical.config import _int_list as comma_ints
 from grpo_verify.empirical.config import positive_int
 from grpo_verify.estimators import ADVANTAGE_KINDS
-from grpo_verify.outputs import output_problem, save_figure, write_atomically
+from grpo_verify.outputs import csv_text, output_problem, save_figure, write_atomically
 from grpo_verify.training import (
     AdvantageFn,
     advantage_function,
@@ -159,23 +159,12 @@ def _train(cfg: Config, seed: int, group_size: int, advantages: AdvantageFn | No
 # == files ===========================================================================================
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """write(tmp) into a temporary file next to ``path``, then rename it over ``path`` (0644-style
-    permissions, not mkstemp's 0600): grpo_verify.outputs.write_atomically."""
-    write_atomically(path, write)
-
-
 def write_text(path: Path, text: str) -> None:
     write_atomically(path, text)
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
-    def write(tmp: Path) -> None:
-        with tmp.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    atomic_write(path, write)
+    write_atomically(path, csv_text(rows))
 
 
 def read_csv(path: Path) -> list[dict]:

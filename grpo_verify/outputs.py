@@ -4,10 +4,12 @@ experiment scripts)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 
 def write_atomically(path: Path, content: str | Callable[[Path], None]) -> None:
@@ -29,6 +31,21 @@ def write_atomically(path: Path, content: str | Callable[[Path], None]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def csv_text(rows: Sequence[dict], columns: Sequence[str] | None = None, *, line_end: str = "\r\n",
+             float_format: str | None = None) -> str:
+    """The CSV text of dict rows, as ``csv.DictWriter`` writes it: a header of ``columns`` (the first row's
+    keys unless given), then one line per row; floats through ``float_format`` (e.g. ``"{:.12g}"``) if given.
+    Write it with :func:`write_atomically`."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns if columns is not None else rows[0]),
+                            lineterminator=line_end)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row if float_format is None else
+                        {k: (float_format.format(v) if isinstance(v, float) else v) for k, v in row.items()})
+    return buffer.getvalue()
 
 
 def save_figure(fig, stem: Path, *, dpi: int = 130, **savefig) -> list[Path]:

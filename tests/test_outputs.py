@@ -34,3 +34,11 @@ def test_save_figure_writes_png_and_a_dateless_pdf_that_reruns_identically(tmp_p
     assert [p.name for p in first] == ["plot.png", "plot.pdf"] == [p.name for p in again]
     assert first[0].read_bytes().startswith(b"\x89PNG") and pdf.startswith(b"%PDF")
     assert b"/CreationDate" not in pdf and again[1].read_bytes() == pdf
+
+
+def test_csv_text_writes_what_csv_dictwriter_writes():
+    from grpo_verify.outputs import csv_text
+
+    rows = [{"a": 1, "b": 0.1 + 0.2}, {"a": 2, "b": "x"}]
+    assert csv_text(rows) == "a,b\r\n1,0.30000000000000004\r\n2,x\r\n"
+    assert csv_text(rows, ["b", "a"], line_end="\n", float_format="{:.12g}") == "b,a\n0.3,1\nx,2\n"
