@@ -25,7 +25,8 @@ import itertools
 
 import sympy as sp
 
-from .d4_zero_sum import binary_advantages
+from .d4_zero_sum import (binary_advantages, binary_population_std_advantages_closed_form,
+                          binary_sample_std_advantages_closed_form, k)
 from .notation import R, eps, g, group_mean, i, j, r
 from grpo_verify.proof import Assumption, Remark, Result, Step, as_written, computation
 
@@ -291,21 +292,31 @@ def binomial_weight(successes, size, prob=p) -> sp.Expr:
     return sp.binomial(size - 1, successes) * prob ** successes * (1 - prob) ** (size - 1 - successes)
 
 
+# (a_+, a_-) of a group with k successes in closed form (D4, proved for 0 < k < R, eps = 0)
+CLOSED_FORM_ADVANTAGES = {"sample": binary_sample_std_advantages_closed_form,
+                          "population": binary_population_std_advantages_closed_form}
+
+
 def c_R(prob=p, size=R, stabiliser=0, scale: str = "sample") -> sp.Expr:
     """c_R(p) = h(1) - h(0): E[A_i g_i] = c_R(p) grad J for binary rewards with success probability p.
 
-    For an integer ``size`` the explicit polynomial/radical expression; for symbolic ``size`` the sums
-    over j (degenerate terms, which are 0, left out: j <= R - 2 for h(1), j >= 1 for h(0)).
+    For an integer ``size`` the explicit polynomial/radical expression, from the advantages' definition;
+    for symbolic ``size`` the sums over j (degenerate terms, which are 0, left out: j <= R - 2 for h(1),
+    j >= 1 for h(0)) with D4's proved closed forms of the advantages (``stabiliser`` must be 0: the closed
+    forms are those of eps = 0; SymPy's summation also stalls on the definition's nested radicals).
     """
     if isinstance(size, int) or (isinstance(size, sp.Integer)):
         size = int(size)
         h1 = sum(binomial_weight(s, size, prob) * a_plus(s + 1, size, scale, stabiliser) for s in range(size))
         h0 = sum(binomial_weight(s, size, prob) * a_minus(s, size, scale, stabiliser) for s in range(size))
         return h1 - h0
-    h1 = sp.Sum(binomial_weight(jj, size, prob) * binary_advantages(scale, jj + 1, size, stabiliser)[0],
-                (jj, 0, size - 2))
-    h0 = sp.Sum(binomial_weight(jj, size, prob) * binary_advantages(scale, jj, size, stabiliser)[1],
-                (jj, 1, size - 1))
+    if stabiliser != 0 or scale not in CLOSED_FORM_ADVANTAGES:
+        raise ValueError(f"c_R for a symbolic group size needs eps = 0 and a std scale (sample or population); "
+                         f"got eps = {stabiliser}, scale = {scale!r}")
+    plus, minus = CLOSED_FORM_ADVANTAGES[scale].rhs
+    at = lambda e, successes: e.subs({k: successes, R: size}, simultaneous=True)  # noqa: E731
+    h1 = sp.Sum(binomial_weight(jj, size, prob) * at(plus, jj + 1), (jj, 0, size - 2))
+    h0 = sp.Sum(binomial_weight(jj, size, prob) * at(minus, jj), (jj, 1, size - 1))
     return h1 - h0
 
 
@@ -356,6 +367,35 @@ def _c_R_positive(size: int, every_real_p: bool) -> Result:
 c_R_sample_std_is_positive_for_R2 = _c_R_positive(2, every_real_p=True)
 c_R_sample_std_is_positive_for_R4 = _c_R_positive(4, every_real_p=True)
 c_R_sample_std_is_positive_for_R8 = _c_R_positive(8, every_real_p=False)
+
+SUCCESS_PROBABILITY_INSIDE = Assumption("$0 < p < 1$: both outcomes have positive probability",
+                                        domain=(p, sp.Interval.open(0, 1)))
+GROUP_OF_AT_LEAST_TWO = Assumption("$R \\ge 2$ rollouts per group", R >= 2)
+
+
+def _c_R_positive_for_every_R(scale: str) -> Result:
+    d4 = CLOSED_FORM_ADVANTAGES[scale].name
+    return Result(
+        name=f"c_R_{scale}_std_is_positive_for_every_R",
+        doc=f"For every group size $R \\ge 2$ and $0 < p < 1$, $c_R(p) > 0$ ({scale} std, $\\epsilon = 0$): "
+            "$c_R(p) = \\sum_{j=0}^{R-2} P(j)\\, a_+(j+1) - \\sum_{j=1}^{R-1} P(j)\\, a_-(j)$ with "
+            "$P(j) = \\binom{R-1}{j} p^j (1-p)^{R-1-j}$ and the closed-form advantages of D4 "
+            f"({d4}, $a_+ > 0 > a_-$ in every mixed group). "
+            "So for every $R$ the std-scaled expectation $c_R(p) \\nabla J$ points along $\\nabla J$ and, to first "
+            "order in the step size $\\eta$, the std-scaled update raises $p$ at the rate "
+            "$\\eta\\, c_R(p) \\lVert \\nabla p \\rVert^2 > 0$ wherever $\\nabla p \\ne 0$.",
+        lhs=c_R(p, R, scale=scale),
+        rhs=sp.Integer(0),
+        relation=">",
+        assumptions=(GROUP_OF_AT_LEAST_TWO, SUCCESS_PROBABILITY_INSIDE),
+        rule="sign of each term",
+        why="Every term is a product of a positive binomial weight and a positive advantage magnitude, "
+            "and the range $0 \\le j \\le R - 2$ is not empty for $R \\ge 2$.",
+    )
+
+
+c_R_sample_std_is_positive_for_every_R = _c_R_positive_for_every_R("sample")
+c_R_population_std_is_positive_for_every_R = _c_R_positive_for_every_R("population")
 
 c_R_population_std_closed_forms = Result(
     name="c_R_population_std_closed_forms",

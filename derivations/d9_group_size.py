@@ -18,10 +18,12 @@ no-std (Dr. GRPO) estimator $\frac{R-1}{R} U$ (D5) has MSE $(\frac{R-1}{R})^2 \o
 i.e. $\frac{V_{or}}{R} (1 + \frac{c + \kappa - 2}{R} + \frac{1 - c}{R^2})$ with $\kappa = \lVert \nabla J \rVert^2/V_{or}$;
 it beats RLOO in MSE iff $\lVert \nabla J \rVert^2 < (2R - 1) \operatorname{Var}(U)$. The optimal constant baseline $b^*$
 (D8) gives $V(b^*)/R = (V_{or} - \operatorname{Cov}(r, \lVert g \rVert^2)^2/E \lVert g \rVert^2)/R$, so RLOO's variance
-ratio to it is at least $V_{or}/V(b^*)$ for every $R$. Hoeffding's pair counting (which pairs of pairs share a
-rollout) is a remark: the kernel's sums cannot split a double sum over rollouts; the full formulas are checked
-by enumerating every outcome tuple of finite models with symbolic probabilities, rewards and scores
-($R \le 4$), and against the exact oracle in property tests. The std-scaled estimators have no closed form in
+ratio to it is at least $V_{or}/V(b^*)$ for every $R$. Hoeffding's pair counting (which rollouts coincide) is
+proved for every $R$: the expectation $E_{\mathrm{iid}}$ of a polynomial in sums over the group counts the index
+tuples of each coincidence pattern ($R (R-1) \cdots$ of them) and factorises over distinct rollouts, which gives
+$\operatorname{Var}(U)$ and $\operatorname{Var}(O) = V_{or}/R$ from single-rollout moments; the full formulas are
+also checked by enumerating every outcome tuple of finite models with symbolic probabilities, rewards and
+scores ($R \le 4$), and against the exact oracle in property tests. The std-scaled estimators have no closed form in
 general; for binary rewards and $R = 2$ the sample-std estimator is exactly $U/\sqrt{2}$.
 """
 
@@ -33,7 +35,7 @@ import sympy as sp
 
 from .d5_baseline_bias import Ex, enumerate_expectation, finite_model, group_advantages
 from .notation import R, g, i, j, r
-from grpo_verify.proof import Assumption, ForEach, Remark, Result, Step, computation
+from grpo_verify.proof import Assumption, Remark, Result, Step, computation
 
 # == symbols ======================================================================================
 # one coordinate of the score throughout; a total variance is the sum of the coordinates' variances
@@ -136,16 +138,15 @@ rloo_estimator_is_u_statistic_of_pair_kernel = Result(
         "$U = \\binom{R}{2}^{-1} \\sum_{i < j} h(X_i, X_j)$.",
     lhs=rloo_estimator,
     rhs=_pairs / (R * (R - 1)),
-    assumptions=(GROUP.as_context(),),  # checked for R = 2..8, where it holds
+    assumptions=(GROUP,),  # R >= 2: U divides by R - 1
     steps=(
         Step((R * sp.Sum(r[i] * g[i], (i, 1, R)) - sp.Sum(r[j], (j, 1, R)) * sp.Sum(g[i], (i, 1, R)))
              / (R * (R - 1)), "sums split, constants pulled out",
              "$\\sum_i (r_i - \\frac{S_r - r_i}{R-1}) g_i = \\frac{R \\sum_i r_i g_i - S_r S_g}{R-1}$."),
         Step(_pairs / (R * (R - 1)), "expand the kernel",
-             "$\\frac12 \\sum_{i,j} (r_i g_i - r_i g_j - r_j g_i + r_j g_j) = R \\sum_i r_i g_i - S_r S_g$; the kernel's "
-             "sums cannot split a double sum over rollouts, so this link is checked for each $R = 2..8$."),
+             "$\\frac12 \\sum_{i,j} (r_i g_i - r_i g_j - r_j g_i + r_j g_j) = R \\sum_i r_i g_i - S_r S_g$: the double "
+             "sum is the iterated sum, and $\\sum_i \\sum_j r_i g_j = (\\sum_i r_i)(\\sum_j g_j)$."),
     ),
-    fallback=ForEach.range(R, 2, 8),
 )
 
 h12 = pair_kernel.subs({i: 1, j: 2})  # h(X_1, X_2)
@@ -406,19 +407,142 @@ rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio = Result(
     ),
 )
 
-# == the counting step: a remark ==================================================================
+# == Hoeffding's counting, proved for every R: moments of sums of i.i.d. terms =====================
+class IidE(sp.Function):
+    """$E[X]$ for ``X`` a polynomial in sums $\\sum_{i=1}^R f(r_i, g_i)$ over i.i.d. rollouts.
+
+    ``doit`` expands ``X`` into products of such sums and applies the counting rule for each product:
+    $E[\\prod_{m=1}^M \\sum_{i=1}^R f_m(X_i)] = \\sum_\\pi R (R-1) \\cdots (R - |\\pi| + 1) \\prod_{B \\in \\pi}
+    E[\\prod_{m \\in B} f_m(X)]$ over the set partitions $\\pi$ of $\\{1, \\dots, M\\}$: the index tuples
+    $(i_1, \\dots, i_M)$ whose equal entries form the blocks of $\\pi$ number $R (R-1) \\cdots (R - |\\pi| + 1)$, and
+    for each the expectation factorises over the blocks (distinct rollouts are independent, each
+    distributed as $X = X_1$). Each block's $E$ is D5's linear expectation of rollout 1. Anything not
+    of this form is left unevaluated.
+    """
+
+    nargs = 1
+    is_real = True
+
+    def doit(self, **hints):
+        arg = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
+        value = iid_expectation(arg)
+        return self.func(arg) if value is None else value
+
+    def _latex(self, printer, exp=None):
+        body = r"\mathbb{E}_{\mathrm{iid}}\left[%s\right]" % printer._print(self.args[0])
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+
+def _single_rollout_body(total: sp.Sum) -> sp.Expr | None:
+    """``f(r_1, g_1)`` for ``Sum(f(r_v, g_v), (v, 1, n))``, or None if the body reaches another rollout."""
+    if len(total.limits) != 1:
+        return None
+    v, lo, _hi = total.limits[0]
+    if lo != 1 or any(a.indices != (v,) for a in total.function.atoms(sp.Indexed)):
+        return None
+    return total.function.subs(v, 1)
+
+
+def iid_expectation(x: sp.Expr) -> sp.Expr | None:
+    """The counting rule of ``IidE`` applied to every term of ``x`` (None if a term is not of its form)."""
+    from sympy.utilities.iterables import multiset_partitions
+
+    out = []
+    for term in sp.Add.make_args(sp.expand(x)):
+        constant, bodies, size = sp.Integer(1), [], None
+        for factor in sp.Mul.make_args(term):
+            base, power = factor.as_base_exp()
+            if isinstance(base, sp.Sum) and power.is_Integer and power > 0:
+                body = _single_rollout_body(base)
+                if body is None or (size is not None and base.limits[0][2] != size):
+                    return None
+                size = base.limits[0][2]
+                bodies += [body] * int(power)
+            elif factor.atoms(sp.Indexed):
+                return None  # a random quantity outside a sum over the group
+            else:
+                constant *= factor
+        if not bodies:
+            out.append(constant)
+            continue
+        moment = sp.Integer(0)
+        for partition in multiset_partitions(list(range(len(bodies)))):
+            blocks = [Ex(sp.Mul(*[bodies[m] for m in block])).doit() for block in partition]
+            moment += sp.ff(size, len(partition)) * sp.Mul(*blocks)
+        out.append(constant * moment)
+    return sp.Add(*out)
+
+
+S_rg, S_r, S_g = sp.Sum(r[i] * g[i], (i, 1, R)), sp.Sum(r[i], (i, 1, R)), sp.Sum(g[i], (i, 1, R))
+rloo_in_sums = (R * S_rg - S_r * S_g) / (R * (R - 1))  # rloo_estimator_is_u_statistic_of_pair_kernel, first step
+oracle_estimator = sp.Sum((r[i] - mu) * g[i], (i, 1, R)) / R
+
+
+def single_rollout_moments(*exprs: sp.Expr) -> tuple[Assumption, ...]:
+    """The stated moments E[r_1^a g_1^b] that ``IidE`` leaves in ``exprs``; E[r^2 g] is not named: it
+    only ever multiplies E[g] = 0, and a product left with it is not proved."""
+    found = []
+    for expr in exprs:
+        for e in sp.Add.make_args(sp.expand(IidE(expr).doit())):
+            for factor in sp.Mul.make_args(e):
+                base = factor.as_base_exp()[0]
+                if isinstance(base, Ex) and base.args[0] not in found and _powers(base.args[0], 1) != (2, 1):
+                    found.append(base.args[0])
+    for monomial in found:
+        if monomial not in _STATED:
+            _STATED[monomial] = product_moment(monomial)
+    return tuple(_STATED[m] for m in found)
+
+
+_oracle_sum_moments = single_rollout_moments(oracle_estimator ** 2, oracle_estimator)
+oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R = Result(
+    name="oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R",
+    doc="For every $R \\ge 1$, the oracle-baseline estimator $O = \\frac1R \\sum_i (r_i - \\mu) g_i$ has "
+        "$\\operatorname{Var}(O) = V_{or}/R$ (one coordinate): an average of $R$ i.i.d. terms.",
+    lhs=IidE(oracle_estimator ** 2) - IidE(oracle_estimator) ** 2,
+    rhs=V_OR / R,
+    assumptions=_oracle_sum_moments,
+    steps=(
+        Step(V_OR / R, "moments of sums of i.i.d. terms",
+             "$E[(\\sum_i t_i)^2] = R E[t^2] + R (R-1) E[t]^2$ and $E[\\sum_i t_i] = R E[t]$, $t = (r - \\mu) g$.",
+             using=_oracle_sum_moments),
+    ),
+)
+
+_rloo_sum_moments = single_rollout_moments(rloo_in_sums ** 2, rloo_in_sums)
+rloo_variance_is_hoeffding_formula_for_every_R = Result(
+    name="rloo_variance_is_hoeffding_formula_for_every_R",
+    doc="For every $R \\ge 2$, with $U = \\frac{R \\sum_i r_i g_i - (\\sum_i r_i)(\\sum_i g_i)}{R(R-1)}$ "
+        "(rloo_estimator_is_u_statistic_of_pair_kernel, first step): $\\operatorname{Var}(U) = "
+        "\\frac{4(R-2)}{R(R-1)} \\zeta_1 + \\frac{2}{R(R-1)} \\zeta_2$ with this family's $\\zeta_1 = V_{or}/4$ and "
+        "$\\zeta_2 = \\frac12 (V_{or} + \\operatorname{Var}(r) E[g^2] + (\\nabla J)^2)$ (one coordinate). Hoeffding's "
+        "formula is thus proved here for RLOO, by counting which rollouts coincide in $E[U^2]$, not assumed.",
+    lhs=IidE(rloo_in_sums ** 2) - IidE(rloo_in_sums) ** 2,
+    rhs=4 * (R - 2) / (R * (R - 1)) * V_OR / 4 + 2 / (R * (R - 1)) * ZETA_2,
+    assumptions=(GROUP, *_rloo_sum_moments),
+    steps=(
+        Step(V_OR / R + ((S2 - mu ** 2) * M0 + G ** 2) / (R * (R - 1)), "moments of sums of i.i.d. terms",
+             "Expand $U^2$ into $E[(\\sum r_i g_i)^2]$, $E[\\sum r_i g_i \\sum r_j \\sum g_k]$ and "
+             "$E[(\\sum r_i)^2 (\\sum g_j)^2]$ and count the index tuples by which indices coincide; "
+             "$E[g] = 0$ removes every block with a lone score.",
+             using=_rloo_sum_moments),
+        Step(4 * (R - 2) / (R * (R - 1)) * V_OR / 4 + 2 / (R * (R - 1)) * ZETA_2, "arithmetic",
+             "$\\frac{R-2}{R(R-1)} + \\frac{1}{R(R-1)} = \\frac{1}{R}$."),
+    ),
+)
+
+
+# == the counting rule: what it trusts ===========================================================
 hoeffding_pair_counting = Remark(
     "hoeffding_pair_counting",
-    "The step from the kernel to $\\operatorname{Var}(U)$ is Hoeffding's counting: $\\operatorname{Var}(U) = "
-    "\\binom{R}{2}^{-2} \\sum_{\\{i,j\\}, \\{k,l\\}} \\operatorname{Cov}(h_{ij}, h_{kl})$, where a pair of pairs sharing no "
-    "rollout contributes 0 (independence), one sharing exactly one rollout contributes $\\zeta_1$ "
-    "($\\binom{R}{2} \\cdot 2(R-2)$ of them) and one equal pair $\\zeta_2$ ($\\binom{R}{2}$), so "
-    "$\\operatorname{Var}(U) = \\frac{4(R-2)}{R(R-1)} \\zeta_1 + \\frac{2}{R(R-1)} \\zeta_2$; likewise an average of $R$ i.i.d. "
-    "terms has variance $V/R$ (for $O$ and the $b^*$ estimator). This is not checked for symbolic $R$: the kernel's "
-    "expectation is linear only and its sums cannot split a double (or quadruple) sum over rollouts by which "
-    "indices coincide. The full formulas are instead checked exactly by enumerating all $K^R$ outcome tuples of "
-    "finite models with symbolic probabilities, rewards and scores (results below, $R \\le 4$) and against the "
-    "exact oracle in tests/test_d9_group_size.py ($R \\le 6$).",
+    "Hoeffding's counting is proved above for every $R$ (oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R, "
+    "rloo_variance_is_hoeffding_formula_for_every_R) by the evaluation rule of $E_{\\mathrm{iid}}$: "
+    "$E[\\prod_{m=1}^M \\sum_{i=1}^R f_m(X_i)] = \\sum_\\pi R (R-1) \\cdots (R - |\\pi| + 1) \\prod_{B \\in \\pi} "
+    "E[\\prod_{m \\in B} f_m(X)]$, the sum over the set partitions $\\pi$ of $\\{1, \\dots, M\\}$ (group the index "
+    "tuples by which entries are equal; distinct rollouts are independent and identically distributed). That rule "
+    "is part of the trusted base, like D5's linearity of $E$; tests/test_d9_group_size.py checks it against "
+    "enumeration of all $K^R$ tuples for $R \\le 4$ and products of up to four sums. The variance of the $b^*$ "
+    "estimator, $V(b^*)/R$, is the same average of $R$ i.i.d. terms with $b^*$ in place of $\\mu$.",
 )
 
 

@@ -57,7 +57,8 @@ PLANTS = [
  ("kernel.py", "        if h.has(x) and not _constant_bound(h, x):", "        if False:"),
  ("kernel.py", "    if not all(prove_condition(h, link_ctx)[0] for h in at_point):", "    if False:"),
  ("smt.py", "                                                         for b in limit)\n    return False", "                                                         for b in limit)\n    return True"),
- ("kernel.py", "    refutable = not ctx.quantified", "    refutable = True"),
+ ("kernel.py", "    refutable = not ctx.quantified and not ctx.universal", "    refutable = not ctx.universal"),
+ ("kernel.py", "    refutable = not ctx.quantified and not ctx.universal", "    refutable = not ctx.quantified"),
  ("kernel.py", "        instances.append(condition.xreplace({index: at[lo, hi]}))", "        pass"),
  ("kernel.py", "                if q not in ctx.quantified:", "                if False:"),
  ("kernel.py", "        if prove_condition(sp.Ge(lo, qlo), ctx)[0] and prove_condition(sp.Le(hi, qhi), ctx)[0]:", "        if True:"),
@@ -70,6 +71,14 @@ PLANTS = [
  ("definedness.py", "        for limit in reversed(e.limits):", "        for limit in e.limits:"),
  ("result.py", "                if isinstance(node, sp.Float):\n                    raise KernelError(f\"{where}: the float {node} in the domain",
   "                if False:\n                    raise KernelError(f\"{where}: the float {node} in the domain"),
+ ("kernel.py", " and proved(sp.Ge(k, 0)) and proved(sp.Ge(n, k)):", ":"),
+ ("kernel.py", "            if x.is_real is True and proved(sp.Gt(base, 0)):", "            if x.is_real is True:"),
+ ("kernel.py", "            if not strict and x.is_integer is True and proved(sp.Ge(x, 0)) and proved(sp.Ge(base, 0)):", "            if not strict and proved(sp.Ge(base, 0)):"),
+ ("kernel.py", "            if not prove_condition(sp.Lt(coefficient, 0), ctx)[0]:\n                return \"\"", "            if False:\n                return \"\""),
+ ("kernel.py", "            sums[0] = sp.Sum(-sums[0].function, *sums[0].limits)", "            pass"),
+ ("kernel.py", "        if proved(sp.Gt(factor, 0) if strict else sp.Ge(factor, 0)):", "        if proved(sp.Ge(factor, 0)):"),
+ ("decide.py", "            for limit in x.limits:\n                body = sp.Add(*[_count(", "            for limit in reversed(x.limits):\n                body = sp.Add(*[_count("),
+ ("decide.py", "                     lambda s: s.doit())", "                     lambda s: s.function * (s.limits[0][2] - s.limits[0][1]))"),
 ]
 
 

@@ -211,3 +211,66 @@ def test_group_mean_squared_error_is_variance_plus_squared_bias(problem, size, b
 def test_constant_baseline_refuses_a_non_number(bad):
     with pytest.raises(ValueError, match="baseline must be a finite number"):
         constant_baseline_group_gradient(bad)
+
+
+# == the counting rule of IidE (moments of sums of i.i.d. terms), against enumeration ==============
+
+def _exact_model_expectation(expr, probabilities, rewards, scores):
+    """Replace each E[f(r_1, g_1)] in ``expr`` by the model's exact expectation."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.notation import g, r
+
+    values = {}
+    for atom in expr.atoms(Ex):
+        body = atom.args[0]
+        values[atom] = sum(pa * body.subs({r[1]: ra, g[1]: ga}) for pa, ra, ga in zip(probabilities, rewards, scores))
+    return sp.expand(expr.xreplace(values))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_moments_of_iid_sums_count_index_coincidences_exactly(size):
+    """E[prod_m sum_i f_m(X_i)] by the set-partition count equals brute-force enumeration of all K^R tuples."""
+    import itertools
+
+    import sympy as sp
+
+    from grpo_verify.derivations import d9_group_size as d9
+    from grpo_verify.derivations.notation import R, g, i, r
+
+    probabilities = [sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(1, 6)]
+    rewards = [sp.Integer(1), sp.Integer(0), sp.Integer(2)]
+    scores = [sp.Integer(3), sp.Integer(-1), sp.Rational(5, 2)]  # not mean zero: the rule needs no E[g] = 0
+    s_rg, s_r, s_g = (sp.Sum(f, (i, 1, R)) for f in (r[i] * g[i], r[i], g[i]))
+    s_r2 = sp.Sum(r[i] ** 2 - 3 * g[i], (i, 1, R))
+    products = [s_r, s_r * s_g, s_rg ** 2, s_rg * s_r * s_g, s_r ** 2 * s_g ** 2, s_r ** 3 * s_g, 2 * s_r2 * s_g - 5,
+                d9.rloo_in_sums ** 2]
+    for product in products:
+        counted = d9.IidE(product).doit()
+        assert not counted.has(d9.IidE), product
+        counted = _exact_model_expectation(counted.subs(R, size), probabilities, rewards, scores)
+        enumerated = sp.Integer(0)
+        if size == 1 and product.has(R - 1):
+            continue  # U divides by R - 1
+        for outcome in itertools.product(range(3), repeat=size):
+            weight = sp.Mul(*[probabilities[a] for a in outcome])
+            values = {r[k + 1]: rewards[a] for k, a in enumerate(outcome)} | {g[k + 1]: scores[a] for k, a in enumerate(outcome)}
+            enumerated += weight * product.subs(R, size).doit().subs(values)
+        assert sp.simplify(counted - enumerated) == 0, (product, size, counted, enumerated)
+
+
+def test_moments_of_iid_sums_leave_other_expressions_unevaluated():
+    import sympy as sp
+
+    from grpo_verify.derivations import d9_group_size as d9
+    from grpo_verify.derivations.notation import R, g, i, j, r
+
+    n = sp.Symbol("n", integer=True, positive=True)
+    for expr in (r[1] * sp.Sum(g[i], (i, 1, R)),  # a random quantity outside the sums
+                 sp.Sum(r[i] * g[j], (i, 1, R)),  # a body reaching another rollout
+                 sp.Sum(r[i], (i, 1, R)) * sp.Sum(g[i], (i, 1, n)),  # two group sizes
+                 sp.Sum(r[i], (i, 0, R)),  # not the rollouts 1..R
+                 sp.Sum(r[i], (i, 1, R)) ** -1):  # not a polynomial in the sums
+        assert isinstance(d9.IidE(expr).doit(), d9.IidE), expr
+    assert d9.IidE(sp.Integer(3)).doit() == 3

@@ -238,6 +238,79 @@ def test_the_sum_rule_needs_a_non_empty_range_for_a_strict_claim():
     assert kernel.sum_sign(-sp.Sum(f(j), (j, 1, R)), False, decide.Context()) == ""  # a negative coefficient
 
 
+# -- the product rule ------------------------------------------------------------------------------
+
+def _within(index, lo, hi):
+    return (sp.Ge(index, lo), sp.Le(index, hi))
+
+
+def test_a_binomial_coefficient_is_positive_only_inside_its_range():
+    from grpo_verify.proof import decide
+
+    jn = sp.Symbol("j", integer=True, nonnegative=True)
+    p = sp.Symbol("p", real=True)
+    ctx = decide.Context(hypotheses=[sp.Gt(p, 0), sp.Ge(R, 2)])
+    weight = sp.binomial(R - 1, jn) * p ** jn
+    assert kernel.product_sign(weight, True, ctx, _within(jn, 0, R - 1)) == "a product of positive factors"
+    assert kernel.product_sign(weight, True, ctx, _within(jn, 0, R)) == ""  # binomial(R - 1, R) = 0
+    assert kernel.product_sign(sp.binomial(R - 1, x) * p ** jn, True, ctx, _within(x, 0, R - 1)) == ""  # x real
+
+
+def test_a_power_with_a_symbolic_exponent_needs_a_positive_base():
+    from grpo_verify.proof import decide
+
+    jn = sp.Symbol("j", integer=True, nonnegative=True)
+    p = sp.Symbol("p", real=True)
+    inside = decide.Context(hypotheses=[sp.Gt(p, 0), sp.Lt(p, 1)])
+    local = _within(jn, 0, R)
+    assert kernel.product_sign(2 * p ** jn * (1 - p) ** (R - jn), True, inside, local) != ""
+    assert kernel.product_sign(2 * (p - sp.Rational(1, 2)) ** jn, True, inside, local) == ""  # the base may be < 0
+    closed = decide.Context(hypotheses=[sp.Ge(p, 0), sp.Le(p, 1)])
+    assert kernel.product_sign(2 * p ** jn, True, closed, local) == ""  # 0**j = 0 for j >= 1
+    assert kernel.product_sign(2 * p ** jn, False, closed, local) == "a product of non-negative factors"
+    assert kernel.product_sign(2 * p ** (jn - 1), False, closed, local) == ""  # 0**(-1) is not a number
+    assert kernel.product_sign(2 * p ** x, False, closed, local) == ""  # a real exponent: 0**x undefined for x < 0
+    assert kernel.product_sign(-2 * p ** jn, False, inside, local) == ""  # a negative factor
+
+
+def test_the_sum_rule_moves_a_negative_coefficient_into_the_body():
+    from grpo_verify.proof import decide
+
+    f = sp.Function("f", positive=True)
+    assert kernel.sum_sign(-sp.Sum(-f(j), (j, 1, R)), True, decide.Context()) != ""
+    assert kernel.sum_sign(-2 * sp.Sum(f(j), (j, 1, R)), False, decide.Context()) == ""
+    assert kernel.sum_sign(x * sp.Sum(f(j), (j, 1, R)), False, decide.Context()) == ""  # sign of x unknown
+    assert kernel.sum_sign(x * sp.Sum(-f(j), (j, 1, R)), False, decide.Context()) == ""  # either way
+
+
+def test_sums_of_binomial_weights_are_decided_term_by_term_and_a_wrong_sign_is_not_proved():
+    jn = sp.Symbol("j", integer=True, nonnegative=True)
+    p = sp.Symbol("p", real=True)
+    inside = Assumption("0 < p < 1", domain=(p, sp.Interval.open(0, 1)))
+    group = Assumption("R >= 2", R >= 2)
+    weight = sp.binomial(R - 1, jn) * p ** jn * (1 - p) ** (R - 1 - jn)
+    plus = sp.Sum(weight * sp.sqrt((R - jn - 1) / (jn + 1)), (jn, 0, R - 2))
+    minus = sp.Sum(weight * -sp.sqrt(jn / (R - jn)), (jn, 1, R - 1))
+    proved = result(lhs=plus - minus, rhs=sp.Integer(0), relation=">", assumptions=(group, inside)).check()
+    assert proved.status is Status.PROVED and proved.steps[0].route == "sum rule", proved.summary()
+    assert status(lhs=plus + minus, rhs=sp.Integer(0), relation=">", assumptions=(group, inside)) is not Status.PROVED
+    assert status(lhs=minus, rhs=sp.Integer(0), relation=">=", assumptions=(group, inside)) is not Status.PROVED
+    # R >= 1 only: for R = 1 both ranges are empty and the sum is 0
+    one = Assumption("R >= 1", R >= 1)
+    assert status(lhs=plus - minus, rhs=sp.Integer(0), relation=">", assumptions=(one, inside)) is not Status.PROVED
+
+
+def test_a_product_of_positive_factors_is_a_rule_of_its_own():
+    p = sp.Symbol("p", real=True)
+    jn = sp.Symbol("j", integer=True, nonnegative=True)
+    inside = Assumption("0 < p < 1", domain=(p, sp.Interval.open(0, 1)))
+    report = result(lhs=sp.binomial(R + jn, jn) * p ** (R + jn), rhs=sp.Integer(0), relation=">",
+                    assumptions=(inside,)).check()
+    assert report.status is Status.PROVED and report.steps[0].route == "product rule", report.summary()
+    assert status(lhs=sp.binomial(R - 2, jn) * p ** R, rhs=sp.Integer(0), relation=">",
+                  assumptions=(inside,)) is not Status.PROVED  # binomial(R - 2, j) = 0 for j > R - 2
+
+
 # -- the power rule ----------------------------------------------------------------------------------
 
 def test_powers_are_monotone_on_the_non_negative_half_line_for_every_integer_exponent():
@@ -501,3 +574,39 @@ def test_each_partial_function_asks_for_its_own_domain(build, condition, reason)
     a = 2 * x + 1
     (o,) = obligations(build(a))
     assert (o.condition, o.reason, o.local) == (condition(a), reason.format(a=a), ())
+
+
+# -- iterated sums ---------------------------------------------------------------------------------
+
+def test_a_double_sum_is_the_iterated_sum_and_splits_into_a_product_of_sums():
+    rs, gs = sp.IndexedBase("r", real=True), sp.IndexedBase("g", real=True)
+    i = sp.Symbol("i", integer=True)
+    group = Assumption("R >= 2", R >= 2)
+    double = sp.Sum(rs[i] * gs[j], (j, 1, R), (i, 1, R))
+    product = sp.Sum(rs[i], (i, 1, R)) * sp.Sum(gs[j], (j, 1, R))
+    assert status(lhs=double, rhs=product, assumptions=(group,)) is Status.PROVED
+    diagonal = sp.Sum(rs[i] * gs[i], (j, 1, R), (i, 1, R))  # the inner index does not occur: R copies
+    assert status(lhs=diagonal, rhs=R * sp.Sum(rs[i] * gs[i], (i, 1, R)), assumptions=(group,)) is Status.PROVED
+    assert status(lhs=diagonal, rhs=sp.Sum(rs[i] * gs[i], (i, 1, R)), assumptions=(group,)) is not Status.PROVED
+    assert status(lhs=double, rhs=sp.Sum(rs[i] * gs[i], (i, 1, R)), assumptions=(group,)) is not Status.PROVED
+    # an inner range that depends on the outer index is not a product of sums
+    triangle = sp.Sum(rs[i] * gs[j], (j, 1, i), (i, 1, R))
+    assert status(lhs=triangle, rhs=product, assumptions=(group,)) is not Status.PROVED
+    counted = sp.Sum(1, (j, 1, i), (i, 1, R))
+    assert status(lhs=counted, rhs=R * (R + 1) / 2, assumptions=(group,)) is Status.PROVED
+    assert status(lhs=counted, rhs=R ** 2, assumptions=(group,)) is not Status.PROVED
+
+
+def test_pulling_constants_out_of_sums_keeps_the_order_of_the_limits():
+    from grpo_verify.proof import decide
+
+    rs = sp.IndexedBase("r", real=True)
+    i = sp.Symbol("i", integer=True)
+    out = decide.pull_constants_out_of_sums(sp.Sum(rs[i] * j, (j, 1, i), (i, 1, R)))
+    # sum_{i<=R} r_i sum_{j<=i} j = sum_i r_i i (i + 1)/2: evaluated at R = 3 with r = (1, 10, 100)
+    value = decide.doit(out.subs(R, 3)).subs({rs[1]: 1, rs[2]: 10, rs[3]: 100})
+    assert value == 1 * 1 + 10 * 3 + 100 * 6
+    # an inner index that the body does not mention counts the terms: sum_{i<=3} sum_{j<=3} r_i = 3 (r_1 + r_2 + r_3)
+    repeated = decide.pull_constants_out_of_sums(sp.Sum(rs[i], (j, 1, R), (i, 1, R)))
+    assert not repeated.has(j)
+    assert decide.doit(repeated.subs(R, 3)).subs({rs[1]: 1, rs[2]: 10, rs[3]: 100}) == 3 * 111

@@ -1222,3 +1222,23 @@ def test_a_false_symbolic_rank_bound_is_refuted_at_an_exact_point():
     assert report.status is Status.REFUTED, report.summary()
     assert "x = " in report.steps[0].detail
 
+
+
+def test_an_equation_for_every_value_of_a_variable_is_not_refuted_at_one_value():
+    """phi(m, 0) = p for every m makes sum_m w_m z(phi(m, 0)) = z(p) sum_m w_m true; a random phi that meets the
+    equation only at the free m must not be reported as a counterexample (the kernel may leave it unproved)."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Result, Status
+
+    m = sp.Symbol("m", integer=True, positive=True)
+    M = sp.Symbol("M", integer=True, positive=True)
+    w = sp.IndexedBase("w", nonnegative=True)
+    p = sp.Symbol("p", real=True)
+    phi, z = sp.Function("phi", real=True), sp.Function("z", real=True)
+    every = Assumption("phi(m, 0) = p for every m", equation=(phi(m, 0), p), for_every=(m,))
+    at_m = Assumption("phi(m, 0) = p", equation=(phi(m, 0), p))
+    statement = dict(name="t", doc="d", lhs=sp.Sum(w[m] * z(phi(m, 0)), (m, 1, M)),
+                     rhs=z(p) * sp.Sum(w[m], (m, 1, M)))
+    assert Result(**statement, assumptions=(every,)).check().status is not Status.REFUTED
+    assert Result(**statement, assumptions=(at_m,)).check().status is Status.REFUTED  # one m only: false

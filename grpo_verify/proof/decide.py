@@ -45,6 +45,9 @@ class Context:
     # hypotheses for every integer in a range: (index, lo, hi, formula in the index), used only by the
     # sum rule at a sum's bound index whose range lies inside (never as plain hypotheses)
     quantified: list[tuple[sp.Symbol, sp.Basic, sp.Basic, sp.Basic]] = field(default_factory=list)
+    # some equation assumption holds for every value of a variable (``for_every``): a counterexample
+    # checked at one value of it could break the equation at another, so none is reported
+    universal: bool = False
 
     def positive_atoms(self) -> dict[sp.Basic, sp.Dummy]:
         """Compound expressions the hypotheses declare > 0 (or >= 0), as atoms for SymPy's assumptions."""
@@ -163,8 +166,16 @@ def _rewrite(e: sp.Basic, a: sp.Basic, b: sp.Basic, into_derivatives: frozenset,
     return e.xreplace(protected).subs(a, b).xreplace({v: k for k, v in protected.items()})
 
 
+def _count(e: sp.Basic) -> sp.Basic:
+    """Each sum whose body does not mention its index, ``Sum(c, (j, a, b))``, as ``c (b - a + 1)``."""
+    return e.replace(lambda s: isinstance(s, sp.Sum) and len(s.limits) == 1 and not s.function.has(s.limits[0][0]),
+                     lambda s: s.doit())
+
+
 def pull_constants_out_of_sums(e: sp.Basic) -> sp.Basic:
-    """Split sums over additions and move factors free of the summation index outside."""
+    """Split sums over additions and move factors free of the summation index outside; a sum over
+    several indices is taken as the iterated sum it denotes, innermost index first, so a factor that
+    depends only on an outer index leaves the inner sum (sum_i sum_j r_i g_j = (sum_i r_i)(sum_j g_j))."""
     from sympy.simplify.simplify import factor_sum
 
     def visit(x: sp.Basic) -> sp.Basic:
@@ -172,10 +183,10 @@ def pull_constants_out_of_sums(e: sp.Basic) -> sp.Basic:
             return x
         x = x.func(*[visit(a) for a in x.args])
         if isinstance(x, sp.Sum):
-            body = sp.expand(x.function)
-            if isinstance(body, sp.Add):
-                return sp.Add(*[visit(sp.Sum(term, *x.limits)) for term in body.args])
-            return factor_sum(sp.Sum(body, *x.limits))
+            body = x.function
+            for limit in x.limits:
+                body = sp.Add(*[_count(factor_sum(sp.Sum(term, limit))) for term in sp.Add.make_args(sp.expand(body))])
+            return body
         return x
 
     return canonical_indices(visit(e))

@@ -4,8 +4,9 @@ Trusted base, named plainly (everything else in ``grpo_verify.proof`` is conveni
   this module, ``definedness`` (validation and definedness obligations), ``decide`` (the SymPy
   route), ``smt`` (the z3 route), ``matrices`` (exact rank); SymPy's exact arithmetic,
   normalisations, assumption system, derivative formulas and root isolation; z3's nlsat procedure;
-  and the ``doit`` of the operators a derivation defines (``Ex`` linearity in D5 and D8,
-  ``computation`` enumerations), which are listed in the rendering.
+  and the ``doit`` of the operators a derivation defines (``Ex`` linearity in D5 and D8, ``IidE``'s
+  count of coinciding rollouts in D9, ``computation`` enumerations), which are listed in the rendering;
+  and the textbook facts behind the kernel's sign rules (``TRUSTED_BASE`` lists them).
 
 A link ``previous <relation> next`` of a chain is proved only if
   1. the assumptions are consistent (z3 finds them satisfiable, or an exact witness point is found)
@@ -44,9 +45,12 @@ TRUSTED_BASE = ("the kernel (grpo_verify.proof: kernel, definedness, decide, smt
                 "normalisations, assumption system, derivative formulas and real-root isolation, z3's nlsat "
                 "procedure, the exact matrix rank (matrices.py: minimal polynomials as the zero test, the rank over "
                 "a field of rational functions as an upper bound), and the evaluation rules of the operators the "
-                "derivations define (the expectation E in D5 and D8 applies linearity only; computation() "
-                "enumerations); and the textbook facts behind the kernel's rules: induction over the integers, "
-                "the monotonicity of x^n on [0, oo), a sum of non-negative terms is non-negative, the rank of an "
+                "derivations define (the expectation E in D5 and D8 applies linearity only; D9's E_iid counts "
+                "the index tuples of each coincidence pattern of a product of sums over i.i.d. rollouts; "
+                "computation() enumerations); and the textbook facts behind the kernel's rules: induction over the integers, "
+                "the monotonicity of x^n on [0, oo), a sum of non-negative terms is non-negative, a product of "
+                "positive (non-negative) factors is positive (non-negative), binomial(n, k) > 0 for integers "
+                "0 <= k <= n, b^x > 0 for b > 0 (b^x >= 0 for b >= 0 and an integer x >= 0), the rank of an "
                 "idempotent matrix is its trace, a triangular matrix with a nonzero diagonal has full rank")
 
 __all__ = ["KernelError", "check", "ObligationReport", "StepReport", "ResultReport"]
@@ -212,7 +216,8 @@ def context_of(result: "Result") -> decide.Context:
     domains = {a.domain[0]: a.domain[1] for a in result.assumptions if a.domain is not None}
     # equation assumptions are hypotheses everywhere, but rewrite only in the steps that cite them
     return decide.Context(hypotheses=[_prepared(h) for h in hyps], domains=domains, rewrites=[],
-                          quantified=quantified_of(result))
+                          quantified=quantified_of(result),
+                          universal=any(a.equation is not None and a.for_every for a in result.assumptions))
 
 
 def _prepared(h: sp.Basic) -> sp.Basic:
@@ -304,8 +309,14 @@ def sum_sign(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
     """``e >= 0`` (``> 0`` if strict) for ``e`` a sum of terms ``c * Sum(f, (j, lo, hi))`` with constant
     ``c > 0``: each ``f`` must be ``>= 0`` (``> 0``) wherever ``lo <= j <= hi``, hypotheses about a free
     ``j`` being set aside, and, for a strict claim, one of the ranges must be non-empty. A sum of
-    non-negative terms is non-negative; of positive terms over a non-empty range, positive."""
-    terms = sp.Add.make_args(sp.expand(e)) if not isinstance(e, sp.Sum) else (e,)
+    non-negative terms is non-negative; of positive terms over a non-empty range, positive. The terms are
+    read as written and, failing that, after expanding (which also splits the sums' bodies)."""
+    if isinstance(e, sp.Sum):
+        return _terms_sign((e,), strict, ctx)
+    return _terms_sign(sp.Add.make_args(e), strict, ctx) or _terms_sign(sp.Add.make_args(sp.expand(e)), strict, ctx)
+
+
+def _terms_sign(terms: Sequence[sp.Basic], strict: bool, ctx: decide.Context) -> str:
     nonempty = False
     for term in terms:
         coefficient, sums = sp.S.One, []
@@ -314,19 +325,56 @@ def sum_sign(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
                 sums.append(factor)
             else:
                 coefficient *= factor
-        if len(sums) != 1 or len(sums[0].limits) != 1 or not prove_condition(sp.Gt(coefficient, 0), ctx)[0]:
+        if len(sums) != 1 or len(sums[0].limits) != 1:
             return ""
+        if not prove_condition(sp.Gt(coefficient, 0), ctx)[0]:
+            # c * Sum(f) = (-c) * Sum(-f): a negative coefficient moves into the body
+            if not prove_condition(sp.Lt(coefficient, 0), ctx)[0]:
+                return ""
+            sums[0] = sp.Sum(-sums[0].function, *sums[0].limits)
         (total,) = sums
         j, lo, hi = total.limits[0]
         here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if j not in h.free_symbols])
         body = total.function
         local = (sp.Ge(j, lo), sp.Le(j, hi), *_quantified_instances(here, j, lo, hi))
-        if not prove_condition(sp.Gt(body, 0) if strict else sp.Ge(body, 0), here, local)[0]:
+        if not (prove_condition(sp.Gt(body, 0) if strict else sp.Ge(body, 0), here, local)[0]
+                or product_sign(body, strict, here, local)):
             return ""
         nonempty = nonempty or (strict and prove_condition(sp.Ge(hi, lo), ctx)[0])
     if strict and not nonempty:
         return ""
     return "a sum of " + ("positive terms over a non-empty range" if strict else "non-negative terms")
+
+
+def product_sign(e: sp.Basic, strict: bool, ctx: decide.Context, local: Sequence[sp.Basic] = ()) -> str:
+    """``e >= 0`` (``> 0`` if strict) for ``e`` a product whose every factor is proved ``>= 0`` (``> 0``):
+    by the routes of ``prove_condition``, or by one of two textbook facts the routes do not know:
+    ``binomial(n, k) > 0`` for integers ``0 <= k <= n``, and ``b**x > 0`` for real ``x`` and ``b > 0``
+    (``b**x >= 0`` for ``b >= 0`` and an integer ``x >= 0``, since ``0**0 = 1``). A product of positive
+    (non-negative) numbers is positive (non-negative)."""
+    factors = sp.Mul.make_args(e)
+    if len(factors) < 2:
+        return ""
+
+    def proved(condition: sp.Basic) -> bool:
+        return prove_condition(condition, ctx, local)[0]
+
+    for factor in factors:
+        if proved(sp.Gt(factor, 0) if strict else sp.Ge(factor, 0)):
+            continue
+        if isinstance(factor, sp.binomial):
+            n, k = factor.args
+            if n.is_integer is True and k.is_integer is True and proved(sp.Ge(k, 0)) and proved(sp.Ge(n, k)):
+                continue
+            return ""
+        if isinstance(factor, sp.Pow) and not factor.exp.is_number:
+            base, x = factor.args
+            if x.is_real is True and proved(sp.Gt(base, 0)):
+                continue
+            if not strict and x.is_integer is True and proved(sp.Ge(x, 0)) and proved(sp.Ge(base, 0)):
+                continue
+        return ""
+    return "a product of " + ("positive" if strict else "non-negative") + " factors"
 
 
 def power_monotonicity(e: sp.Basic, strict: bool, ctx: decide.Context) -> str:
@@ -554,12 +602,20 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
     conditions = [o.condition for e in (previous, expr) for o in definedness.obligations(e) if not o.local]
     ctx = replace(ctx, obligations=conditions)
     a, b = resolve_piecewise(a, ctx), resolve_piecewise(b, ctx)
-    # the searches for counterexamples do not see hypotheses for every index: with such hypotheses
-    # nothing is refuted here (decide_link would not trust it) and the rules are still tried
-    refutable = not ctx.quantified
+    # the searches for counterexamples check the hypotheses at one point, which cannot show a hypothesis
+    # for every index or an equation for every value of a variable: with either, nothing is refuted here
+    # and the rules are still tried
+    refutable = not ctx.quantified and not ctx.universal
     early = decide.find_counterexample(a, relation, b, ctx, tries=2, seed=1) if refutable else None
     if early:
         return _Link(Status.REFUTED, early, "exact evaluation", obligations=obligations)
+    # a sum over a symbolic range: z3 sees it as an opaque number and SymPy's normalisations of it can run
+    # to their time limit, so the sum rule, which decides it from its terms, goes first
+    if relation in ("<", "<=", ">", ">=") and any(not all(end.is_number for end in limit[1:])
+                                                   for total in (a - b).atoms(sp.Sum) for limit in total.limits):
+        rule = _sign_rule(a, relation, b, ctx)
+        if rule is not None:
+            return replace(rule, obligations=obligations)
 
     sym = sympy_route(a, relation, b, ctx)
     if sym.verdict is False and not refutable:
@@ -581,13 +637,9 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
     if z3_verdict is True:
         return _Link(Status.PROVED, f"z3 (nlsat): {z3_detail}", "z3", obligations=obligations)
     if sym.verdict is None and relation not in ("=", "!="):
-        bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
-        how = sum_sign(bigger - smaller, relation in ("<", ">"), ctx)
-        if how:
-            return _Link(Status.PROVED, how, "sum rule", obligations=obligations)
-        how = power_monotonicity(bigger - smaller, relation in ("<", ">"), ctx)
-        if how:
-            return _Link(Status.PROVED, how, "power rule", obligations=obligations)
+        rule = _sign_rule(a, relation, b, ctx)
+        if rule is not None:
+            return replace(rule, obligations=obligations)
     if sym.verdict is False:
         return _Link(Status.REFUTED, sym.detail, "SymPy", obligations=obligations)
     if z3_verdict is False:
@@ -598,6 +650,17 @@ def decide_link(previous: sp.Basic, relation: str, expr: sp.Basic, ctx: decide.C
         return _Link(Status.REFUTED, counter, "exact evaluation", obligations=obligations)
     return _Link(Status.UNPROVED, "no exact procedure decided this link and no counterexample was found",
                  obligations=obligations)
+
+
+def _sign_rule(a: sp.Basic, relation: str, b: sp.Basic, ctx: decide.Context) -> _Link | None:
+    """``a <relation> b`` proved by the sum, product or power rule, or None."""
+    bigger, smaller = (b, a) if relation in ("<=", "<") else (a, b)
+    strict = relation in ("<", ">")
+    for rule, name in ((sum_sign, "sum rule"), (product_sign, "product rule"), (power_monotonicity, "power rule")):
+        how = rule(bigger - smaller, strict, ctx)
+        if how:
+            return _Link(Status.PROVED, how, name)
+    return None
 
 
 # -- citations ---------------------------------------------------------------------------------
