@@ -224,13 +224,16 @@ def test_a_sympy_function_of_unknown_domain_is_refused_by_name_where_it_stands()
 
 # -- Subs ---------------------------------------------------------------------------------------------
 
-def test_an_obligation_on_a_derivative_at_a_point_names_the_derivative_by_its_placeholder():
-    """1/f'(0) needs f'(0) != 0: the condition names the derivative at the point, the reason (built while the
-    derivative stood for a placeholder) names the placeholder _d."""
+def test_an_obligation_on_a_derivative_at_a_point_names_the_derivative_at_the_point():
+    """1/f'(0) needs f'(0) != 0: the condition and the reason (built while the derivative stood for a
+    placeholder) both name the derivative at the point, never the placeholder."""
     from grpo_verify.proof.definedness import Obligation, obligations
 
     x, *_ = _symbols()
     f = sp.Function("f", real=True)
     at_zero = sp.Subs(sp.Derivative(f(x), x), x, 0)
     assert obligations(sp.Subs(1 / sp.Derivative(f(x), x), x, 0)) == [
-        Obligation(sp.Ne(at_zero, 0), "1/_d: division by _d")]
+        Obligation(sp.Ne(at_zero, 0), f"1/{at_zero}: division by {at_zero}")]
+    two = obligations(sp.Subs(1 / (sp.Derivative(f(x), x) * sp.Derivative(f(x), (x, 2))), x, 0))
+    assert [o.reason for o in two] == [f"1/{d}: division by {d}" for d in
+                                       (at_zero, sp.Subs(sp.Derivative(f(x), (x, 2)), x, 0))]

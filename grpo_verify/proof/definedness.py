@@ -193,8 +193,8 @@ def _subs(e: sp.Subs, local: tuple, out: list[Obligation]) -> None:
                 out.append(Obligation(rel(p, 0), f"{e}: the point {v} = {p} must satisfy {v}'s domain ({key})", local))
         if v.is_integer and p.is_integer is not True:
             out.append(Obligation(sp.false, f"{e}: the integer {v} is substituted by {p}", local))
-    derivatives = {d: sp.Dummy("d", real=True) for d in e.expr.atoms(sp.Derivative)
-                   if set(d.variables) & set(mapping)}
+    taken = sorted((d for d in e.expr.atoms(sp.Derivative) if set(d.variables) & set(mapping)), key=sp.default_sort_key)
+    derivatives = {d: sp.Dummy(f"derivative{n}", real=True) for n, d in enumerate(taken)}
     for d in derivatives:
         inner: list[Obligation] = []
         order = sum(count for _v, count in d.variable_count)
@@ -210,8 +210,13 @@ def _subs(e: sp.Subs, local: tuple, out: list[Obligation]) -> None:
     def at_point(x: sp.Basic) -> sp.Basic:
         return x.xreplace(mapping).xreplace(back)
 
-    out.extend(Obligation(at_point(o.condition), o.reason, tuple(at_point(h) for h in o.local), o.kink, o.bound)
-               for o in rest)
+    def reason_at_point(text: str) -> str:  # the reason was written with the placeholders: name the derivatives
+        for dummy in sorted(back, key=lambda d: -len(str(d))):  # _derivative10 before _derivative1
+            text = text.replace(str(dummy), sp.sstr(back[dummy]))
+        return text
+
+    out.extend(Obligation(at_point(o.condition), reason_at_point(o.reason), tuple(at_point(h) for h in o.local),
+                          o.kink, o.bound) for o in rest)
     for p in e.point:
         _collect(p, local, out)
 
