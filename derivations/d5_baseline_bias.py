@@ -11,7 +11,8 @@ by brute-force enumeration of all $K^R$ outcome tuples of a finite model with sy
 and mean-zero scores ($R, K \in \{2, 3\}$). With std scaling and binary rewards, conditioning on rollout $i$
 gives $E[A_i g_i] = E[g_i h(r_i)]$ with $h$ a function on $\{0, 1\}$, hence affine, so
 $E[A_i g_i] = c_R(p) \nabla J$ with $c_R(p) = h(1) - h(0)$ an explicit binomial average of the advantages
-(degenerate groups contribute 0); $c_R$ is tabulated for $R \in \{2, 4, 8\}$ and checked exactly against
+(degenerate groups contribute 0); $c_R(p) > 0$ for every $R \ge 2$ and $0 < p < 1$ (each term is a positive binomial
+weight times a positive advantage magnitude); $c_R$ is tabulated for $R \in \{2, 4, 8\}$ and checked exactly against
 enumeration with a symbolic stabiliser $\epsilon$ (sample std $R \in \{2, 3, 4\}$, population std
 $R \in \{2, 3\}$). The conditioning step itself is stated as a remark, not checked abstractly. With three reward values the
 rescaling fails: an exact softmax bandit with rewards $1, 1/2, 0$ has $E[A_1 g_1]$ not parallel to
@@ -55,6 +56,11 @@ class Ex(sp.Function):
         if hints.get("deep", True):
             arg = arg.doit(**hints)
         return _linear(arg)
+
+    def _eval_derivative(self, s):
+        # never SymPy's chain rule, which would treat E as a function of its argument's value; and not
+        # E[dX/ds] either: the distribution of r, g depends on theta (that is the policy gradient)
+        return None
 
     def _latex(self, printer, exp=None):
         body = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])

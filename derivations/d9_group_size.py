@@ -428,6 +428,9 @@ class IidE(sp.Function):
         value = iid_expectation(arg)
         return self.func(arg) if value is None else value
 
+    def _eval_derivative(self, s):
+        return None  # left unevaluated, as D5's E: not SymPy's chain rule for a function of a value
+
     def _latex(self, printer, exp=None):
         body = r"\mathbb{E}_{\mathrm{iid}}\left[%s\right]" % printer._print(self.args[0])
         return body if exp is None else r"%s^{%s}" % (body, exp)

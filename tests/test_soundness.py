@@ -1242,3 +1242,22 @@ def test_an_equation_for_every_value_of_a_variable_is_not_refuted_at_one_value()
                      rhs=z(p) * sp.Sum(w[m], (m, 1, M)))
     assert Result(**statement, assumptions=(every,)).check().status is not Status.REFUTED
     assert Result(**statement, assumptions=(at_m,)).check().status is Status.REFUTED  # one m only: false
+
+
+def test_an_expectation_is_not_differentiated_as_a_function_of_its_argument():
+    """SymPy's chain rule would give d/dtheta E[exp(r theta)] = E'(exp(r theta)) r exp(r theta), with the random r
+    outside the expectation; the derivative of an expectation must stay unevaluated (the distribution of r may
+    depend on theta too)."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.d9_group_size import IidE
+    from grpo_verify.derivations.notation import R, i, r
+    from grpo_verify.proof import Result, Status
+
+    theta, xi = sp.Symbol("theta", real=True), sp.Symbol("xi", real=True)
+    for E, inside in ((Ex, sp.exp(r[1] * theta)), (IidE, sp.exp(sp.Sum(r[i], (i, 1, R)) * theta))):
+        chain_rule = sp.Subs(sp.Derivative(E(xi), xi), xi, inside) * sp.diff(inside, theta)
+        statement = Result(name="t", doc="d", lhs=sp.Derivative(E(inside), theta), rhs=chain_rule)
+        assert statement.check().status is not Status.PROVED, E
+    assert isinstance(sp.Derivative(Ex(sp.exp(r[1] * theta)), theta).doit(), sp.Derivative)
