@@ -482,6 +482,12 @@ def d5_c_R(size: int, scale: str):
 
 
 @functools.cache
+def d5_c_R_every_R(size: int, scale: str):
+    """d5's c_R(p) for symbolic R (the form proved positive for every R), at R = size, as f(p)."""
+    return lambdify([d5.p], d5.c_R(d5.p, d5.R, scale=scale).subs(d5.R, size).doit())
+
+
+@functools.cache
 def d5_table(size: int, scale: str):
     table = d5.C_SAMPLE if scale == "sample" else d5.C_POPULATION
     return lambdify([d5.p], table[size])
@@ -494,6 +500,8 @@ def check_d5_binary_scaled_gradient(outcomes, rewards, size: int, std: str, eps:
     factor = d5_c_R(size, std)(success, eps)
     if eps == 0 and size in d5.C_SAMPLE:
         assert_close(factor, d5_table(size, std)(success), f"D5 c_{size}(p) vs its table")
+    if eps == 0:
+        assert_close(d5_c_R_every_R(size, std)(success), factor, f"D5 c_R(p) for symbolic R at R = {size} ({std})")
     if size <= 4:
         term = oracle.expect_group(outcomes, rewards, size, oracle.std_scaled_term(rollout, std, eps))
         assert_close(term, factor * gradient, f"D5 E[A_{rollout + 1} g_{rollout + 1}] vs c_R(p) grad J ({std})")

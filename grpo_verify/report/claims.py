@@ -95,9 +95,8 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
-         Cited("c_R_sample_std_is_positive_for_R2", K),
-         Cited("c_R_sample_std_is_positive_for_R4", K),
-         Cited("c_R_sample_std_is_positive_for_R8", K)),
+         Cited("c_R_sample_std_is_positive_for_every_R", K),
+         Cited("c_R_population_std_is_positive_for_every_R", K)),
     ),
     Claim(
         "C1", "Credit collapse under outcome-only reward",
@@ -141,7 +140,7 @@ CLAIMS: tuple[Claim, ...] = (
         "$p$ is $\\eta \\frac{R-1}{R}\\|\\nabla p\\|^2 \\ge 0$ to first order in the step size $\\eta$ (for any "
         "differentiable policy: $E[\\hat g] = \\frac{R-1}{R} \\nabla p$ coordinatewise); the std-scaled (real GRPO) "
         "update drifts the same way, at the rate $\\eta c_R(p)\\|\\nabla p\\|^2$ with $c_R(p) > 0$ (proved for "
-        "$R = 2, 4, 8$). So the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$ with a rate $\\kappa > 0$: "
+        "every $R \\ge 2$, $0 < p < 1$). So the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$ with a rate $\\kappa > 0$: "
         "positive once $p > 1/2$, negative while $p < 1/2$. Sparsity intensifies only in the second regime of "
         "training; finite-step dynamics are left to simulation, which shows the fall, then the rise. Three meanings "
         "of sparsity are measured below: zero-gradient groups (the one the maths speaks of), near-zero coordinates "
@@ -178,9 +177,8 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
          Cited("first_order_drift_of_success_probability_R2", K),
          Cited("first_order_drift_of_success_probability_R3", K),
-         Cited("c_R_sample_std_is_positive_for_R2", K),
-         Cited("c_R_sample_std_is_positive_for_R4", K),
-         Cited("c_R_sample_std_is_positive_for_R8", K)),
+         Cited("c_R_sample_std_is_positive_for_every_R", K),
+         Cited("c_R_population_std_is_positive_for_every_R", K)),
         empirical="sparsity",
     ),
     Claim(
@@ -306,8 +304,8 @@ CLAIMS: tuple[Claim, ...] = (
         "$\\frac{R-1}{R}$ times RLOO, whose leave-one-out baseline is independent of $o_i$. It is never better than "
         "the best constant baseline: $\\operatorname{Var}(U) \\ge V(b^*)/R$ for every $R$, by the factor "
         "$\\ge (1 + \\frac{c}{R-1}) V_{or}/V(b^*)$ with $c = (\\operatorname{Var}(r) E\\|g\\|^2 + \\|\\nabla J\\|^2)/V_{or}$, "
-        "which is 0 only when $\\operatorname{Var}(r) E\\|g\\|^2 = 0$ and $\\nabla J = 0$ (D9, resting on Hoeffding's "
-        "formula, a remark there).",
+        "which is 0 only when $\\operatorname{Var}(r) E\\|g\\|^2 = 0$ and $\\nabla J = 0$ (D9, from Hoeffding's "
+        "formula, proved there for every $R$).",
         (Cited("total_variance_is_minimised_by_optimal_baseline", S),
          Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", S),
          Cited("softmax_optimal_baseline_minus_mean_reward", S),
@@ -345,6 +343,7 @@ CLAIMS: tuple[Claim, ...] = (
          D9 + "test_rloo_variance_ratio_to_oracle_is_one_plus_c_over_R_minus_1",
          D9 + "test_hoeffding_zetas_by_enumerating_pairs",
          D9 + "test_rloo_variance_is_hoeffdings_formula",
+         D9 + "test_moments_of_iid_sums_count_index_coincidences_exactly",
          D9 + "test_no_std_mse_closed_form",
          D9 + "test_optimal_baseline_group_variance_is_V_b_star_over_R",
          D9 + "test_binary_sample_std_estimator_at_R2_is_rloo_over_sqrt2",
@@ -352,17 +351,20 @@ CLAIMS: tuple[Claim, ...] = (
          PROPS + "test_d5_binary_scaled_gradient_is_c_R_times_gradient",
          PROPS + "test_d5_three_reward_levels_break_parallelism_found_by_hypothesis"),
         "Direction: the no-std (Dr. GRPO) estimator is $\\frac{R-1}{R}$ times RLOO, whose expectation is "
-        "$\\nabla J$; with binary rewards the std-scaled estimator's is $c_R(p) \\nabla J$ (a step size, given the "
-        "conditioning remark of D5); with three reward levels it is not parallel to $\\nabla J$. Variance, for every "
+        "$\\nabla J$; with binary rewards the std-scaled estimator's is $c_R(p) \\nabla J$ with $c_R(p) > 0$ for "
+        "every $R$ (a step size, given the conditioning remark of D5); with three reward levels it is not parallel to $\\nabla J$. Variance, for every "
         "$R \\ge 2$: $\\operatorname{Var}(U) = \\frac{V_{or}}{R} + \\frac{\\operatorname{Var}(r) E\\|g\\|^2 + "
         "\\|\\nabla J\\|^2}{R(R-1)}$, i.e. $\\frac{V_{or}}{R}(1 + \\frac{c}{R-1})$, $0 \\le c/(R-1) \\le 2c/R$; the "
         "no-std MSE over $V_{or}/R$ is $1 + \\frac{c + \\kappa - 2}{R} + \\frac{1 - c}{R^2}$ with $\\kappa = "
         "\\|\\nabla J\\|^2/V_{or}$ (below 1 for large $R$ when $c + \\kappa < 2$); against the best constant baseline, "
         "$\\operatorname{Var}(U)/(V(b^*)/R) \\ge V_{or}/V(b^*) \\ge 1$. These follow from Hoeffding's variance "
-        "formula for a U-statistic, whose pair-counting step is a remark checked by exact enumeration on finite "
-        "models ($R \\le 4$) and by the property tests ($R \\le 6$); the U-statistic form itself is proved for "
-        "$R = 2, \\dots, 8$.",
+        "formula for a U-statistic, proved here for RLOO and every $R$ by counting which rollouts coincide in "
+        "$E[U^2]$, and also checked by exact enumeration on finite models ($R \\le 4$) and by the property tests "
+        "($R \\le 6$); the U-statistic form itself is proved for every $R$.",
         (Cited("rloo_estimator_is_u_statistic_of_pair_kernel", S),
+         Cited("rloo_variance_is_hoeffding_formula_for_every_R", S),
+         Cited("oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R", S),
+         Cited("c_R_sample_std_is_positive_for_every_R", S),
          Cited("pair_kernel_is_unbiased", S),
          Cited("first_projection_variance_is_quarter_oracle_variance", S),
          Cited("pair_kernel_variance_closed_form", S),
