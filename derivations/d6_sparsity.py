@@ -10,8 +10,11 @@ D5 gives $E[\hat g] = \frac{R-1}{R} \nabla p$ (binary reward: $J = p$), so to fi
 expected success probability moves by $\frac{R-1}{R} \|\nabla p\|^2 \ge 0$. For a softmax bandit
 $\|\nabla p\|^2 = \sum_a \pi_a^2 (1[a \text{ correct}] - p)^2$, positive when $0 < p < 1$ (exactly for
 $K = 3$ with symbolic logits), and the first-order drifts of $p$ and of $z_R(p)$ are verified exactly on that
-bandit for $R = 2$ and $R = 3$ by enumerating all groups. Since $z_R'(p) > 0$ for $p > 1/2$ (every $R \ge 2$),
-the zero-gradient probability then rises in expectation to first order; finite steps are left to simulation.
+bandit for $R = 2$ and $R = 3$ by enumerating all groups. For any smooth policy and any finitely supported
+update, the chain rule gives the first-order change of $z_R(p)$ as $z_R'(p)$ times the drift $\kappa$ of $p$
+(proved for a symbolic number of update values). Since $z_R'(p) > 0$ for $p > 1/2$ and $< 0$ for $p < 1/2$
+(every $R \ge 2$), the zero-gradient probability rises in expectation to first order once $p > 1/2$ and falls
+before; finite steps are left to simulation.
 """
 
 from __future__ import annotations
@@ -323,12 +326,54 @@ first_order_drift_of_success_probability_R3 = Result(
     rule="enumeration of all groups, chain rule", why="A finite expectation of a smooth function of $\\eta$.",
 )
 
+# -- the chain rule for any smooth policy: the first-order change of a function of p --------------
+# The update direction takes finitely many values u_m (m = 1..M) with probabilities w_m (a group estimator
+# on a finite outcome space does); P(m, eta) = p(theta + eta u_m) is the success probability after a step
+# eta along u_m. Writing the moved probability as p + P(m, eta) - P(m, 0) says only that it equals p at
+# eta = 0 (take P = the moved probability itself), so the result holds for every smooth p and every such law.
+m_dir = sp.Symbol("m", integer=True, positive=True)  # which value the update direction takes
+M_dir = sp.Symbol("M", integer=True, positive=True)  # how many values it takes
+w_dir = sp.IndexedBase("w", nonnegative=True)  # their probabilities
+P_dir = sp.Function("P", real=True)  # P(m, eta) = p(theta + eta u_m)
+z_fun = sp.Function("z", real=True)  # any smooth function of p (z_R(p) = p^R + (1 - p)^R is one)
+xi = sp.Symbol("xi", real=True)
+_moved = p + P_dir(m_dir, eta) - P_dir(m_dir, 0)
+_slope_at_p = sp.Subs(sp.Derivative(z_fun(xi), xi), xi, p)
+
+
+def _first_order_change(f) -> sp.Expr:
+    """d/d eta at 0 of E[f(p(theta + eta ghat))], the expectation over the update direction's law."""
+    return sp.Subs(sp.Derivative(sp.Sum(w_dir[m_dir] * f(_moved), (m_dir, 1, M_dir)), eta), eta, 0)
+
+
+first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p = Result(
+    name="first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p",
+    doc="For any smooth policy, any update direction $\\hat g$ with finitely many values $u_m$ (probabilities "
+        "$w_m$, $m = 1..M$) and any smooth $z$: $\\frac{d}{d\\eta} E[z(p(\\theta + \\eta \\hat g))]|_{\\eta = 0} = "
+        "z'(p)\\, \\frac{d}{d\\eta} E[p(\\theta + \\eta \\hat g)]|_{\\eta = 0}$, with $P(m, \\eta) = p(\\theta + \\eta u_m)$. "
+        "With $z = z_R$ and the drift of $p$ written $\\kappa$ ($\\eta \\frac{R-1}{R} \\lVert \\nabla p \\rVert^2$ "
+        "no-std, $\\eta\\, c_R(p) \\lVert \\nabla p \\rVert^2$ std-scaled, D5), the first-order change of the "
+        "zero-gradient probability is $\\kappa z_R'(p)$: the chain-rule step of the sign results below, for "
+        "every policy, not only the enumerated bandit.",
+    lhs=_first_order_change(z_fun),
+    rhs=_slope_at_p * _first_order_change(lambda moved: moved),
+    steps=(
+        Step(sp.Sum(w_dir[m_dir] * sp.Subs(sp.Derivative(z_fun(_moved), eta), eta, 0), (m_dir, 1, M_dir)),
+             "derivative of a finite sum", "The law of $\\hat g$ does not depend on the step size $\\eta$."),
+        Step(sp.Sum(w_dir[m_dir] * _slope_at_p * sp.Subs(sp.Derivative(P_dir(m_dir, eta), eta), eta, 0),
+                    (m_dir, 1, M_dir)), "chain rule", "At $\\eta = 0$ the moved probability is $p$."),
+        Step(_slope_at_p * sp.Sum(w_dir[m_dir] * sp.Subs(sp.Derivative(P_dir(m_dir, eta), eta), eta, 0),
+                                  (m_dir, 1, M_dir)), "linearity", "$z'(p)$ does not depend on $m$."),
+    ),
+)
+
 # -- the sign of the first-order change of z_R, on both sides of 1/2 -------------------------------
 kappa = sp.Symbol("kappa", positive=True)  # the first-order rate of p: the drift of p per unit step
 RATE = Assumption("$\\kappa > 0$ is the first-order rate of $p$: $\\kappa = \\eta \\frac{R-1}{R} \\|\\nabla p\\|^2$ for the "
                   "no-std update (above; D5 for any differentiable policy), $\\eta\\, c_R(p) \\|\\nabla p\\|^2$ for the "
-                  "std-scaled one with binary rewards (D5), positive for a step $\\eta > 0$ and $\\nabla p \\ne 0$; by the "
-                  "chain rule the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$", context=True)
+                  "std-scaled one with binary rewards (D5: $c_R(p) > 0$ for every $R$), positive for a step $\\eta > 0$ and "
+                  "$\\nabla p \\ne 0$; the first-order change of $z_R(p)$ is then $\\kappa z_R'(p)$ "
+                  "(first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p)", context=True)
 BELOW_HALF = Assumption("$p \\in [0, 1/2)$", domain=(p, sp.Interval.Ropen(0, sp.Rational(1, 2))))
 
 first_order_change_of_zero_gradient_probability_is_positive_above_half = Result(

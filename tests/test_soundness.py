@@ -1261,3 +1261,17 @@ def test_an_expectation_is_not_differentiated_as_a_function_of_its_argument():
         statement = Result(name="t", doc="d", lhs=sp.Derivative(E(inside), theta), rhs=chain_rule)
         assert statement.check().status is not Status.PROVED, E
     assert isinstance(sp.Derivative(Ex(sp.exp(r[1] * theta)), theta).doit(), sp.Derivative)
+
+
+def test_the_chain_rule_for_a_function_of_p_is_not_proved_without_its_slope():
+    """D6's chain-rule result with z(p) in place of z'(p), or with the slope taken at the moved point's
+    derivative, is false and must not be proved."""
+    import sympy as sp
+
+    from grpo_verify.derivations import d6_sparsity as d6
+    from grpo_verify.proof import Result, Status
+
+    true = d6.first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p
+    drift_p = d6._first_order_change(lambda moved: moved)
+    for wrong in (d6.z_fun(d6.p) * drift_p, drift_p, 2 * d6._slope_at_p * drift_p):
+        assert Result(name="t", doc="d", lhs=true.lhs, rhs=wrong).check().status is not Status.PROVED, wrong

@@ -174,6 +174,7 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("no_std_update_direction_is_R_minus_1_over_R_times_gradient", S),
          Cited("first_order_change_of_zero_gradient_probability_is_positive_above_half", S),
          Cited("first_order_change_of_zero_gradient_probability_is_negative_below_half", S),
+         Cited("first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
          Cited("first_order_drift_of_success_probability_R2", K),
          Cited("first_order_drift_of_success_probability_R3", K),
