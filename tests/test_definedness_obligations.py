@@ -237,3 +237,16 @@ def test_an_obligation_on_a_derivative_at_a_point_names_the_derivative_at_the_po
     two = obligations(sp.Subs(1 / (sp.Derivative(f(x), x) * sp.Derivative(f(x), (x, 2))), x, 0))
     assert [o.reason for o in two] == [f"1/{d}: division by {d}" for d in
                                        (at_zero, sp.Subs(sp.Derivative(f(x), (x, 2)), x, 0))]
+
+
+def test_eleven_derivatives_at_a_point_are_each_named_in_their_own_reason():
+    """With ten or more placeholders one name is a prefix of another (_derivative1, _derivative10): each
+    reason still names its own derivative."""
+    from grpo_verify.proof.definedness import obligations
+
+    x, *_ = _symbols()
+    f = sp.Function("f", real=True)
+    derivatives = [sp.Derivative(f(x), (x, order)) for order in range(1, 12)]
+    found = obligations(sp.Subs(1 / sp.Mul(*derivatives), x, 0))
+    expected = {f"1/{sp.Subs(d, x, 0)}: division by {sp.Subs(d, x, 0)}" for d in derivatives}
+    assert {o.reason for o in found} == expected
