@@ -14,7 +14,8 @@ $E[A_i g_i] = c_R(p) \nabla J$ with $c_R(p) = h(1) - h(0)$ an explicit binomial 
 (degenerate groups contribute 0); $c_R(p) > 0$ for every $R \ge 2$ and $0 < p < 1$ (each term is a positive binomial
 weight times a positive advantage magnitude); $c_R$ is tabulated for $R \in \{2, 4, 8\}$ and checked exactly against
 enumeration with a symbolic stabiliser $\epsilon$ (sample std $R \in \{2, 3, 4\}$, population std
-$R \in \{2, 3\}$). The conditioning step itself is stated as a remark, not checked abstractly. With three reward values the
+$R \in \{2, 3\}$). The conditioning step is proved for every $R$ with the independence of rollout 1 from the others and the
+binomial law of their successes stated. With three reward values the
 rescaling fails: an exact softmax bandit with rewards $1, 1/2, 0$ has $E[A_1 g_1]$ not parallel to
 $\nabla J$ (a nonzero $2 \times 2$ minor), while with two actions every $E[f(a) g(a)]$ is a multiple of one
 vector, so no two-action counterexample exists.
@@ -50,6 +51,7 @@ class Ex(sp.Function):
 
     nargs = 1
     is_real = True  # the expectation of a real random variable with finite support
+    free_atom = True  # for the kernel's consistency witness: its only laws are linearity and the stated assumptions
 
     def doit(self, **hints):
         arg = self.args[0]
@@ -486,10 +488,68 @@ conditioning_on_rollout_i = Remark(
     "The step $E[A_i g_i] = E[g_i h(r_i)]$ is the tower property: given $o_i$, the other $R - 1$ rollouts are "
     "independent of $o_i$, so $E[A_i \\mid o_i]$ depends on $o_i$ only through $r_i$; it is $h(r_i)$ with "
     "$h(x)$ the average of the advantage of a rollout with reward $x$ over $j \\sim \\mathrm{Bin}(R-1, p)$ "
-    "successes among the others. The abstract step is not checked symbolically: the kernel's expectation $E$ is "
-    "linear only, with no rule for conditioning or the tower property; the finite-model results above check its "
-    "consequence exactly for $R \\le 4$.",
+    "successes among the others. The kernel's expectation has no rule for conditioning, so the step is made "
+    "explicit below for every $R$: the advantage of rollout 1 written through the others' successes $S$, with "
+    "the independence of rollout 1 and $S$ and the binomial law of $S$ stated as assumptions; the finite-model "
+    "results above check the same consequence by enumeration for $R \\le 4$.",
 )
+
+# == conditioning on rollout 1, for every R: the tower property made explicit =====================
+others_successes = sp.Sum(r[i], (i, 2, R))  # S: successes among rollouts 2..R, independent of rollout 1
+U = sp.Function("U", real=True)  # U(s) = a_+(s + 1): the advantage of a success when the others have s
+W = sp.Function("W", real=True)  # W(s) = a_-(s): the advantage of a failure when the others have s
+advantage_of_rollout_1 = r[1] * U(others_successes) + (1 - r[1]) * W(others_successes)
+
+
+def _law_of_others(f, advantage, lo, hi, scale: str) -> Assumption:
+    name = {U: "U(S) = a_+(S + 1)", W: "W(S) = a_-(S)"}[f]
+    return Assumption(
+        f"${name}$ ({scale} std) with $S = \\sum_{{i \\ge 2}} r_i \\sim \\mathrm{{Bin}}(R-1, p)$: "
+        f"$E[{sp.latex(f(sp.Symbol('S')))}] = \\sum_{{j={sp.latex(lo)}}}^{{{sp.latex(hi)}}} \\binom{{R-1}}{{j}} p^j "
+        f"(1-p)^{{R-1-j}} {sp.latex(advantage)}$ (the omitted count is a degenerate group, whose advantage is 0)",
+        equation=(Ex(f(others_successes)), sp.Sum(binomial_weight(jj, R) * advantage, (jj, lo, hi))))
+
+
+ROLLOUT_1_INDEPENDENT_OF_OTHERS = tuple(
+    Assumption(f"rollout 1 is independent of rollouts $2..R$: $E[{sp.latex(x * f(sp.Symbol('S')))}] = "
+               f"E[{sp.latex(x)}]\\, E[{sp.latex(f(sp.Symbol('S')))}]$",
+               equation=(Ex(x * f(others_successes)), Ex(x) * Ex(f(others_successes))))
+    for x in (g[1] * r[1], g[1]) for f in (U, W))
+SCORE_OF_ROLLOUT_1 = (Assumption("$E[g_1] = 0$ (D1)", equation=(Ex(g[1]), sp.Integer(0))),
+                      Assumption("$E[r_1 g_1] = \\nabla J$ (D1)", equation=(Ex(r[1] * g[1]), G)))
+
+
+def _std_scaled_gradient_for_every_R(scale: str) -> Result:
+    plus, minus = CLOSED_FORM_ADVANTAGES[scale].rhs
+    law_u = _law_of_others(U, plus.subs(k, jj + 1), 0, R - 2, scale)
+    law_w = _law_of_others(W, minus.subs(k, jj), 1, R - 1, scale)
+    return Result(
+        name=f"{scale}_std_scaled_gradient_is_c_R_times_gradient_for_every_R",
+        doc=f"For every $R \\ge 2$, binary rewards and the {scale} std ($\\epsilon = 0$): $E[A_1 g_1] = c_R(p) \\nabla J$. "
+            "Rollout 1's advantage is $A_1 = r_1 a_+(S + 1) + (1 - r_1) a_-(S)$, $S$ the successes among the other "
+            "rollouts (D4's closed forms, which are 0 at the degenerate counts); conditioning on rollout 1 is made "
+            "explicit: rollout 1 is independent of $S$, and $S \\sim \\mathrm{Bin}(R-1, p)$.",
+        lhs=Ex(advantage_of_rollout_1 * g[1]),
+        rhs=c_R(p, R, scale=scale) * G,
+        assumptions=(GROUP.as_context(), SUCCESS_PROBABILITY_INSIDE, law_u, law_w, *ROLLOUT_1_INDEPENDENT_OF_OTHERS,
+                     *SCORE_OF_ROLLOUT_1),
+        steps=(
+            Step(Ex(g[1] * r[1] * U(others_successes)) + Ex(g[1] * W(others_successes))
+                 - Ex(g[1] * r[1] * W(others_successes)), "linearity of expectation"),
+            Step(Ex(g[1] * r[1]) * Ex(U(others_successes)) + Ex(g[1]) * Ex(W(others_successes))
+                 - Ex(g[1] * r[1]) * Ex(W(others_successes)), "independence of rollout 1 and the others",
+                 using=ROLLOUT_1_INDEPENDENT_OF_OTHERS),
+            Step(G * (Ex(U(others_successes)) - Ex(W(others_successes))), "the score of rollout 1",
+                 "$E[g_1] = 0$, $E[r_1 g_1] = \\nabla J$.", using=SCORE_OF_ROLLOUT_1),
+            Step(c_R(p, R, scale=scale) * G, "the law of $S$", "$h(1) = E[a_+(S + 1)]$ and $h(0) = E[a_-(S)]$.",
+                 using=(law_u, law_w)),
+        ),
+    )
+
+
+sample_std_scaled_gradient_is_c_R_times_gradient_for_every_R = _std_scaled_gradient_for_every_R("sample")
+population_std_scaled_gradient_is_c_R_times_gradient_for_every_R = _std_scaled_gradient_for_every_R("population")
+
 
 # == three reward values: no rescaling ============================================================
 th = sp.symbols("theta_1:4", real=True)

@@ -422,6 +422,7 @@ class IidE(sp.Function):
 
     nargs = 1
     is_real = True
+    free_atom = True  # as D5's E: left unevaluated, its only laws are the stated assumptions
 
     def doit(self, **hints):
         arg = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]

@@ -79,6 +79,8 @@ PLANTS = [
  ("kernel.py", "        if proved(sp.Gt(factor, 0) if strict else sp.Ge(factor, 0)):", "        if proved(sp.Ge(factor, 0)):"),
  ("decide.py", "            for limit in x.limits:\n                body = sp.Add(*[_count(", "            for limit in reversed(x.limits):\n                body = sp.Add(*[_count("),
  ("decide.py", "                     lambda s: s.doit())", "                     lambda s: s.function * (s.limits[0][2] - s.limits[0][1]))"),
+ ("decide.py", "        if all(_truth(c) is True for c in closed):\n            return \", \".join(", "        if True:\n            return \", \".join("),
+ ("decide.py", "    defined = _definitions(conditions, free_atoms=True)", "    defined = _definitions(conditions)"),
 ]
 
 

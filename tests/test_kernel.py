@@ -610,3 +610,31 @@ def test_pulling_constants_out_of_sums_keeps_the_order_of_the_limits():
     repeated = decide.pull_constants_out_of_sums(sp.Sum(rs[i], (j, 1, R), (i, 1, R)))
     assert not repeated.has(j)
     assert decide.doit(repeated.subs(R, 3)).subs({rs[1]: 1, rs[2]: 10, rs[3]: 100}) == 3 * 111
+
+
+# -- the consistency witness with expectations as free atoms ---------------------------------------
+
+def test_a_witness_assigns_expectations_from_their_equations_and_checks_every_assumption():
+    """Expectations whose only laws are stated equations are given the values those equations define;
+    the point must still satisfy every assumption exactly, so a contradiction hidden behind a sum is not
+    called consistent."""
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.notation import g, r
+
+    jn = sp.Symbol("j", integer=True, positive=True)
+    squares = sp.Sum(1 / jn ** 2, (jn, 1, R))  # a sum z3 sees only as an opaque number
+    defined = (Assumption("E[r_1] is the sum", equation=(Ex(r[1]), squares)),
+               Assumption("E[r_1 g_1] = 2 E[r_1]", equation=(Ex(r[1] * g[1]), 2 * Ex(r[1]))))
+    ok = result(lhs=Ex(r[1] * g[1]), rhs=2 * squares, assumptions=defined,
+                steps=(Step(2 * Ex(r[1]), "definition", using=defined[1:]),
+                       Step(2 * squares, "definition", using=defined[:1]))).check()
+    assert ok.status is Status.PROVED and "consistent: every assumption holds exactly" in ok.consistency, ok.summary()
+    contradictory = (*defined, Assumption("E[r_1] = -1", equation=(Ex(r[1]), sp.Integer(-1))))
+    bad = result(lhs=Ex(r[1]), rhs=sp.Integer(-1), assumptions=contradictory,
+                 steps=(Step(sp.Integer(-1), "definition", using=contradictory[2:]),)).check()
+    assert bad.status is not Status.PROVED, bad.summary()
+    cyclic = (Assumption("E[r_1] = E[g_1] + 1", equation=(Ex(r[1]), Ex(g[1]) + squares)),
+              Assumption("E[g_1] = E[r_1] + 1", equation=(Ex(g[1]), Ex(r[1]) + squares)))
+    looped = result(lhs=Ex(r[1]), rhs=Ex(g[1]) + squares, assumptions=cyclic,
+                    steps=(Step(Ex(g[1]) + squares, "definition", using=cyclic[:1]),)).check()
+    assert looped.status is not Status.PROVED, looped.summary()  # E[r] = E[r] + 2 s with s > 0: contradictory

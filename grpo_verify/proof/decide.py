@@ -588,7 +588,7 @@ def find_witness(conditions: Sequence[sp.Basic], ctx: Context, tries: int = 12, 
     conditions = list(conditions)
     if not conditions:
         return "no conditions"
-    defined = _definitions(conditions)
+    defined = _definitions(conditions, free_atoms=True)
     for _ in range(tries):
         inst = _attempt(lambda: _instantiate_defined(conditions, defined, rng, ctx))
         if inst is None:
@@ -607,24 +607,42 @@ def _has_unassignable(closed: Sequence[sp.Basic]) -> bool:
                and (c.free_symbols or c.atoms(sp.Indexed)) for c in closed)
 
 
-def _definitions(conditions: Sequence[sp.Basic]) -> dict:
-    """Equations with a lone symbol on one side, as symbol -> the other side (solved by assignment)."""
+def _definitions(conditions: Sequence[sp.Basic], free_atoms: bool = False) -> dict:
+    """Equations with a lone symbol on one side, as symbol -> the other side (solved by assignment).
+
+    With ``free_atoms`` (the consistency witness only), a lone application of an operator that declares
+    ``free_atom = True`` (a derivation's expectation, whose only laws are its linearity and the stated
+    assumptions) is defined the same way. A definition may mention other defined atoms but never, through
+    them, itself. The point found is checked against every condition exactly, so this only guides the search."""
     defined: dict = {}
+
+    def definable(x: sp.Basic) -> bool:
+        return isinstance(x, sp.Symbol) or (free_atoms and getattr(type(x), "free_atom", False) is True)
+
     for c in conditions:
         if isinstance(c, sp.Equality):
             for lone, other in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
-                if isinstance(lone, sp.Symbol) and lone not in other.free_symbols and lone not in defined \
-                        and not (other.free_symbols & set(defined)):
+                if definable(lone) and lone not in defined and not _resolved(other, defined).has(lone):
                     defined[lone] = other
                     break
     return defined
+
+
+def _resolved(e: sp.Basic, defined: dict) -> sp.Basic:
+    """``e`` with the defined atoms replaced until none is left (definitions may mention later ones)."""
+    for _ in range(len(defined) + 1):
+        new = e.xreplace(defined)
+        if new == e:
+            return e
+        e = new
+    return e
 
 
 def _instantiate_defined(conditions: list, defined: dict, rng: random.Random, ctx: Context):
     """``_instantiate`` with the defined symbols replaced by their definitions first (small values:
     a witness is cheaper to check for small group sizes)."""
     names = list(defined)
-    exprs = [c.xreplace(defined) for c in conditions] + [defined[s] for s in names]
+    exprs = [_resolved(c, defined) for c in conditions] + [_resolved(defined[s], defined) for s in names]
     inst = _instantiate(exprs, rng, ctx, small=True)
     if inst is None:
         return None

@@ -353,7 +353,7 @@ CLAIMS: tuple[Claim, ...] = (
          PROPS + "test_d5_three_reward_levels_break_parallelism_found_by_hypothesis"),
         "Direction: the no-std (Dr. GRPO) estimator is $\\frac{R-1}{R}$ times RLOO, whose expectation is "
         "$\\nabla J$; with binary rewards the std-scaled estimator's is $c_R(p) \\nabla J$ with $c_R(p) > 0$ for "
-        "every $R$ (a step size, given the conditioning remark of D5); with three reward levels it is not parallel to $\\nabla J$. Variance, for every "
+        "every $R$ (a step size; D5, every $R$); with three reward levels it is not parallel to $\\nabla J$. Variance, for every "
         "$R \\ge 2$: $\\operatorname{Var}(U) = \\frac{V_{or}}{R} + \\frac{\\operatorname{Var}(r) E\\|g\\|^2 + "
         "\\|\\nabla J\\|^2}{R(R-1)}$, i.e. $\\frac{V_{or}}{R}(1 + \\frac{c}{R-1})$, $0 \\le c/(R-1) \\le 2c/R$; the "
         "no-std MSE over $V_{or}/R$ is $1 + \\frac{c + \\kappa - 2}{R} + \\frac{1 - c}{R^2}$ with $\\kappa = "
@@ -455,15 +455,17 @@ CLAIMS: tuple[Claim, ...] = (
         "The group-mean baseline biases the policy gradient: $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R}\\nabla J$; "
         "the leave-one-out mean is unbiased. With std scaling and binary rewards $E[A_i g_i] = c_R(p) \\nabla J$ "
         "(a closed form in $p$); with three reward values the expectation is not parallel to $\\nabla J$ (exact "
-        "3-action counterexample; none exists with two actions). The std-scaled part rests on conditioning on one "
-        "rollout, a step stated as a remark (the kernel has no rule for conditional expectations); what is checked "
-        "of it: the affine step for any $h$ on $\\{0, 1\\}$, and $E[A_1 g_1] = c_R(p) \\nabla J$ exactly by enumerating "
-        "every outcome tuple of a three-outcome model (sample std $R = 2, 3, 4$, population std $R = 2, 3$).",
+        "3-action counterexample; none exists with two actions). The std-scaled part conditions on one rollout: "
+        "proved for every $R$ with the independence of rollout 1 from the others and the binomial law of their "
+        "successes stated (the kernel has no rule for conditional expectations), and checked by enumerating every "
+        "outcome tuple of a three-outcome model (sample std $R = 2, 3, 4$, population std $R = 2, 3$).",
         (Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
          Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
          Cited("population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
+         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
+         Cited("population_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
          Cited("c_R_sample_std_closed_forms", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R3", S),
@@ -478,12 +480,17 @@ CLAIMS: tuple[Claim, ...] = (
          ORACLE + "test_group_baseline_bias_on_a_transformer"),
         "As worded (a finding of this suite). For every $R \\ge 2$: $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R}\\nabla J$ "
         "and $E[(r_i - \\bar r_{-i}) g_i] = \\nabla J$. With binary rewards, $E[g_i h(r_i)] = (h(1) - h(0)) \\nabla J$ "
-        "for any $h$; that $E[A_i g_i]$ has this form with $h(x) = E[A_i \\mid r_i = x]$ (conditioning) is a remark, "
-        "checked exactly by enumeration for $R \\le 4$.",
+        "for any $h$, and $E[A_1 g_1] = c_R(p) \\nabla J$ with $c_R(p) > 0$ (sample and population std, every $R$, "
+        "conditioning on rollout 1 made explicit by stated independence and the binomial law of the others' "
+        "successes; also by enumeration for $R \\le 4$).",
         (Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
          Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
+         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
+         Cited("population_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
+         Cited("c_R_sample_std_is_positive_for_every_R", S),
+         Cited("c_R_population_std_is_positive_for_every_R", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R2", S)),
     ),
 )
