@@ -442,8 +442,11 @@ def _single_rollout_body(total: sp.Sum) -> sp.Expr | None:
     if len(total.limits) != 1:
         return None
     v, lo, _hi = total.limits[0]
-    if lo != 1 or any(a.indices != (v,) for a in total.function.atoms(sp.Indexed)):
-        return None
+    quantities = total.function.atoms(sp.Indexed)
+    if lo != 1 or any(a.base not in (r, g) or a.indices != (v,) for a in quantities):
+        return None  # the rollouts 1..R, and only rollout v's reward and score
+    if total.function.xreplace({a: sp.Dummy() for a in quantities}).has(v):
+        return None  # the body depends on v otherwise (i r_i, f(i)): its terms are not identically distributed
     return total.function.subs(v, 1)
 
 

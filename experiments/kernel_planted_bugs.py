@@ -81,6 +81,12 @@ PLANTS = [
  ("decide.py", "                     lambda s: s.doit())", "                     lambda s: s.function * (s.limits[0][2] - s.limits[0][1]))"),
  ("decide.py", "        if all(_truth(c) is True for c in closed):\n            return \", \".join(", "        if True:\n            return \", \".join("),
  ("decide.py", "    defined = _definitions(conditions, free_atoms=True)", "    defined = _definitions(conditions)"),
+ ("decide.py", "    if lo.is_positive is True:\n        out[\"positive\"] = True", "    if v.is_positive is True:\n        out[\"positive\"] = True"),
+ ("definedness.py", "        e = _indices_without_declared_sign(e)\n", "\n"),
+ ("decide.py", "    if any(_has_free_atom(x) for x in (diff, *conditions)):\n        return None", "    if False:\n        return None"),
+ ("definedness.py", "        if getattr(type(node), \"free_atom\", False) is True:\n            # an expectation", "        if False:\n            # an expectation"),
+ ("kernel.py", "    universal = _universal_instances(result, ctx)", "    universal = []"),
+ ("kernel.py", "    if consistent is True and ctx.universal:", "    if False:"),
 ]
 
 

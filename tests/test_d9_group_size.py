@@ -271,6 +271,9 @@ def test_moments_of_iid_sums_leave_other_expressions_unevaluated():
                  sp.Sum(r[i] * g[j], (i, 1, R)),  # a body reaching another rollout
                  sp.Sum(r[i], (i, 1, R)) * sp.Sum(g[i], (i, 1, n)),  # two group sizes
                  sp.Sum(r[i], (i, 0, R)),  # not the rollouts 1..R
+                 sp.Sum(i * r[i], (i, 1, R)),  # terms not identically distributed (the index outside r_i)
+                 sp.Sum(sp.Function("f", real=True)(i), (i, 1, R)),  # no rollout at all, a function of i
+                 sp.Sum(sp.IndexedBase("w", real=True)[i] * r[i], (i, 1, R)),  # w_i is not a rollout quantity
                  sp.Sum(r[i], (i, 1, R)) ** -1):  # not a polynomial in the sums
         assert isinstance(d9.IidE(expr).doit(), d9.IidE), expr
     assert d9.IidE(sp.Integer(3)).doit() == 3

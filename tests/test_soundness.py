@@ -1275,3 +1275,119 @@ def test_the_chain_rule_for_a_function_of_p_is_not_proved_without_its_slope():
     drift_p = d6._first_order_change(lambda moved: moved)
     for wrong in (d6.z_fun(d6.p) * drift_p, drift_p, 2 * d6._slope_at_p * drift_p):
         assert Result(name="t", doc="d", lhs=true.lhs, rhs=wrong).check().status is not Status.PROVED, wrong
+
+
+# -- found by a red-team review of the sum, product and counting rules -----------------------------
+
+def _status(lhs, rhs, relation="=", assumptions=(), steps=()):
+    from grpo_verify.proof import Result
+
+    return Result(name="t", doc="d", lhs=lhs, rhs=rhs, relation=relation, assumptions=tuple(assumptions),
+                  steps=tuple(steps)).check().status
+
+
+def test_a_summation_index_declared_positive_still_runs_over_its_whole_range():
+    """j declared positive, summed from -3: at R = 1 with f = 1, sum j f(j) = -5; and log(j) is undefined at
+    j = 0. The index's declared sign must not stand in for its range (neither in the sum and product rules,
+    the coefficient flip, nor the definedness obligations)."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Status
+
+    jp = sp.Symbol("j", integer=True, positive=True)
+    R = sp.Symbol("R", integer=True)
+    f = sp.Function("f", positive=True)
+    at_least = lambda n: Assumption(f"R >= {n}", R >= n)  # noqa: E731
+    assert _status(sp.Sum(jp * f(jp), (jp, -3, R)), 0, ">", [at_least(1)]) is not Status.PROVED
+    assert _status(sp.Sum(sp.binomial(R + 5, jp + 3) * jp * f(jp), (jp, -3, R)), 0, ">=", [at_least(0)]) \
+        is not Status.PROVED
+    assert _status(-sp.Sum(-jp * f(jp), (jp, -3, R)), 0, ">", [at_least(0)]) is not Status.PROVED
+    assert _status(sp.Sum(sp.log(jp) + 1, (jp, 0, R)), 0, ">", [at_least(0)]) is not Status.PROVED
+    # the definedness obligation alone: log(0) is undefined, whatever the index was declared
+    assert _status(sp.Sum(sp.log(jp), (jp, 0, R)), sp.Sum(2 * sp.log(jp), (jp, 0, R)) / 2, "=", [at_least(0)]) \
+        is not Status.PROVED
+    assert _status(sp.Sum(sp.log(jp), (jp, 1, R)), sp.Sum(2 * sp.log(jp), (jp, 1, R)) / 2, "=", [at_least(0)]) \
+        is Status.PROVED
+    # from 1 the same index is positive by its range: proved
+    assert _status(sp.Sum(jp * f(jp), (jp, 1, R)), 0, ">", [at_least(1)]) is Status.PROVED
+
+
+def test_the_iid_counting_rule_refuses_terms_that_are_not_identically_distributed():
+    """E[sum_i i r_i] = mu R(R+1)/2, not R mu; a deterministic f(i) or weight w_i is not a rollout quantity."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.d9_group_size import IidE, mu
+    from grpo_verify.derivations.notation import R, i, r
+    from grpo_verify.proof import Assumption, Status, Step
+
+    group = Assumption("R >= 2", R >= 2)
+    mean = Assumption("E[r_1] = mu", equation=(Ex(r[1]), mu))
+    f, w = sp.Function("f", real=True), sp.IndexedBase("w", real=True)
+    assert _status(IidE(sp.Sum(i * r[i], (i, 1, R))), R * mu, "=", [group, mean],
+                   [Step(R * mu, "moments", using=(mean,))]) is not Status.PROVED
+    assert _status(IidE(sp.Sum(f(i), (i, 1, R))), R * f(1), "=", [group]) is not Status.PROVED
+    assert _status(IidE(sp.Sum(w[i] * r[i], (i, 1, R))), R * w[1] * mu, "=", [group, mean],
+                   [Step(R * w[1] * mu, "moments", using=(mean,))]) is not Status.PROVED
+
+
+def test_no_derivative_of_an_expectation_is_evaluated():
+    """With r ~ Bernoulli(theta), d/dtheta E[r] = 1 and d/dtheta E[theta r] = 2 theta: SymPy would say 0 and
+    E[r] (the argument does not show the distribution's dependence on theta)."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.d9_group_size import IidE
+    from grpo_verify.derivations.notation import R, i, r
+    from grpo_verify.proof import Status
+
+    theta = sp.Symbol("theta", real=True)
+    total = sp.Sum(r[i], (i, 1, R))
+    for lhs, rhs in ((sp.Derivative(Ex(r[1]), theta), 0), (sp.Derivative(IidE(total), theta), 0),
+                     (sp.Derivative(Ex(theta * r[1]), theta), Ex(r[1])),
+                     (sp.Derivative(IidE(theta * total), theta), R * Ex(r[1])),
+                     (sp.Subs(sp.Derivative(Ex(theta * r[1]), theta), theta, 0), Ex(r[1]))):
+        assert _status(lhs, rhs) is not Status.PROVED, lhs
+
+
+def test_no_counterexample_evaluates_an_expectation_at_one_sample():
+    """Both statements are true (the two sides are the expectation of the same random variable); putting numbers
+    in for r_1, g_1 inside E[...] and comparing with the counted side is no counterexample."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d9_group_size import IidE
+    from grpo_verify.derivations.notation import R, g, i, j, r
+    from grpo_verify.proof import Assumption, Status
+
+    group = Assumption("R >= 2", R >= 2)
+    product = IidE(sp.Sum(r[i], (i, 1, R)) * sp.Sum(g[j], (j, 1, R)))
+    assert _status(IidE(sp.Sum(r[i] * sp.Sum(g[j], (j, 1, R)), (i, 1, R))), product, "=", [group]) \
+        is not Status.REFUTED
+    assert _status(IidE(sp.Sum(r[i], (i, 2, R)) + r[1]), IidE(sp.Sum(r[i], (i, 1, R))), "=", [group]) \
+        is not Status.REFUTED
+
+
+def test_an_equation_for_every_value_meets_the_other_assumptions_where_they_apply_it():
+    """f(m) = m for every m and f(0) = 1 are contradictory (f(0) = 0): 0 = 1 must not be proved from them."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Status, Step
+
+    m = sp.Symbol("m", real=True)
+    f = sp.Function("f", real=True)
+    every = Assumption("f(m) = m for every m", equation=(f(m), m), for_every=(m,))
+    at_zero = Assumption("f(0) = 1", equation=(f(0), sp.Integer(1)))
+    steps = (Step(sp.Subs(m, m, 0), "arithmetic"), Step(sp.Subs(f(m), m, 0), "every", using=(every,)),
+             Step(f(0), "evaluate"), Step(sp.Integer(1), "at zero", using=(at_zero,)))
+    assert _status(sp.Integer(0), sp.Integer(1), "=", [every, at_zero], steps) is not Status.PROVED
+    consistent = Assumption("f(0) = 0", equation=(f(0), sp.Integer(0)))
+    fine = (Step(sp.Subs(f(m), m, 0), "every", using=(every,)), Step(f(0), "evaluate"))
+    assert _status(sp.Integer(0), f(0), "=", [every, consistent], fine) is Status.PROVED
+    # a witness point cannot show an equation for every value: the report says how far the check went
+    c = sp.Symbol("c", real=True)
+    constant = Assumption("c = 1 for every m", equation=(c, sp.Integer(1)), for_every=(m,))
+    from grpo_verify.proof import Result
+
+    report = Result(name="t", doc="d", lhs=c, rhs=sp.Integer(1), assumptions=(constant,),
+                    steps=(Step(sp.Integer(1), "c", using=(constant,)),)).check()
+    assert report.status is Status.PROVED and "each equation for every value" in report.consistency, report.summary()

@@ -109,7 +109,7 @@ def canonical_indices(e: sp.Basic) -> sp.Basic:
             level = depth(body)
             for n, (v, lo, hi) in enumerate(limits):
                 fresh = sp.Dummy(f"b{level}_{n}", dummy_index=_BOUND_INDEX + 100 * level + n,
-                                 **_symbol_assumptions(v))
+                                 **_bound_assumptions(v, lo))
                 body = body.xreplace({v: fresh})
                 # SymPy merges nested sums: an inner limit's bounds may mention this outer variable
                 limits[:n] = [(w, a.xreplace({v: fresh}), b.xreplace({v: fresh})) for w, a, b in limits[:n]]
@@ -122,9 +122,16 @@ def canonical_indices(e: sp.Basic) -> sp.Basic:
     return rename(e)
 
 
-def _symbol_assumptions(v: sp.Symbol) -> dict:
-    keys = ("integer", "positive", "nonnegative", "real")
-    return {k: True for k in keys if getattr(v, f"is_{k}")}
+def _bound_assumptions(v: sp.Symbol, lo: sp.Basic) -> dict:
+    """A bound index takes the values lo, lo + 1, ... (definedness refuses Karr's reversed ranges), so its
+    sign comes from its lower limit, never from the index's declared sign: Sum(f(j), (j, -3, R)) with j
+    declared positive still runs over -3, -2, ... The index keeps its declared integrality and reality."""
+    out = {k: True for k in ("integer", "real") if getattr(v, f"is_{k}")}
+    if lo.is_positive is True:
+        out["positive"] = True
+    elif lo.is_nonnegative is True:
+        out["nonnegative"] = True
+    return out
 
 
 def prepare(e: sp.Basic, rewrites: Sequence[tuple]) -> sp.Basic:
@@ -553,6 +560,8 @@ def find_counterexample(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Contex
         return None
     diff = (sp.Matrix(rhs) - sp.Matrix(lhs)) if is_matrix else (rhs - lhs)
     conditions = list(ctx.hypotheses) + list(ctx.obligations)
+    if any(_has_free_atom(x) for x in (diff, *conditions)):
+        return None  # numbers put in for r_1, g_1 inside E[...] would evaluate E[X] as one sample of X
     defined = _definitions(conditions)
     for _ in range(tries):
         inst = _attempt(lambda: _instantiate_defined([diff, *conditions], defined, rng, ctx))
@@ -599,6 +608,14 @@ def find_witness(conditions: Sequence[sp.Basic], ctx: Context, tries: int = 12, 
         if all(_truth(c) is True for c in closed):
             return ", ".join(f"{k} = {sp.sstr(val)}" for k, val in list(values.items())[:8])
     return None
+
+
+def _has_free_atom(e: sp.Basic) -> bool:
+    """Whether ``e`` holds an application of an operator that declares ``free_atom`` (an expectation)."""
+    if isinstance(e, sp.MatrixBase):
+        return any(_has_free_atom(entry) for entry in e)
+    return isinstance(e, sp.Basic) and any(getattr(type(node), "free_atom", False) is True
+                                           for node in sp.preorder_traversal(e))
 
 
 def _has_unassignable(closed: Sequence[sp.Basic]) -> bool:

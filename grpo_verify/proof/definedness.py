@@ -98,6 +98,27 @@ def obligations(e: sp.Basic) -> list[Obligation]:
     return unique
 
 
+def _indices_without_declared_sign(e: sp.Basic) -> sp.Basic:
+    """``e`` (a Sum or Product) with each index declared positive or non-negative renamed to one whose sign
+    comes from its lower limit instead: the index runs over lo, lo + 1, ... (hi >= lo - 1 is an obligation),
+    whatever its declaration says (Sum(log(j), (j, 0, R)) reaches log(0) with j declared positive). The new
+    index keeps its integrality and reality and prints like the old one; a Dummy is used where a free symbol
+    already has that name and domain."""
+    renamed = {}
+    for v, lo, _hi in (limit for limit in e.limits if len(limit) == 3):
+        if not isinstance(v, sp.Symbol) or not any(getattr(v, f"is_{k}") for k in ("positive", "nonnegative")):
+            continue
+        kept = {k: True for k in ("integer", "real") if getattr(v, f"is_{k}")}
+        if lo.is_positive is True:
+            kept["positive"] = True
+        elif lo.is_nonnegative is True:
+            kept["nonnegative"] = True
+        plain = sp.Symbol(v.name, **kept)
+        if plain != v:
+            renamed[v] = plain if plain not in e.free_symbols else sp.Dummy(v.name, **kept)
+    return e.xreplace(renamed) if renamed else e
+
+
 def _collect(e: sp.Basic, local: tuple, out: list[Obligation]) -> None:
     if isinstance(e, sp.MatrixBase):
         for entry in e:
@@ -106,6 +127,7 @@ def _collect(e: sp.Basic, local: tuple, out: list[Obligation]) -> None:
     if not isinstance(e, sp.Basic) or not e.args:
         return
     if isinstance(e, (sp.Sum, sp.Product)):
+        e = _indices_without_declared_sign(e)
         # SymPy lists the innermost limit first (Sum(Sum(f, (i, ..)), (j, ..)) is Sum(f, (i, ..), (j, ..))), so
         # the limits are entered from the last: an inner limit may mention an outer index, which is then bound
         # there and ranges over its own limits
@@ -303,6 +325,13 @@ def _differentiable(f: sp.Basic, v: sp.Symbol, local: tuple, out: list[Obligatio
                     order: int = 1) -> None:
     """Differentiability of ``f`` in ``v`` wherever ``f`` is defined (at ``point`` for a first
     derivative evaluated there), by structure."""
+    for node in sp.preorder_traversal(f):
+        if getattr(type(node), "free_atom", False) is True:
+            # an expectation's dependence on v is through the distribution, which its argument does not show:
+            # SymPy would differentiate the argument (or call the derivative 0), never the distribution
+            out.append(Obligation(sp.false, f"d/d{v} of {node}: the kernel does not differentiate an expectation",
+                                  local))
+            return
     for node, node_local, node_bound in _kinks_in_scope(f, v, local):
         if point is not None and order == 1 and sp.Heaviside(0) == sp.Rational(1, 2):
             condition = kink_condition(node, v, point)

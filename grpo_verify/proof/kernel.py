@@ -838,6 +838,33 @@ def _failed(result: "Result", start: float, detail: str, consistency_text: str =
                         time.perf_counter() - start, "symbolic", consistency_text)
 
 
+def _universal_instances(result: "Result", ctx: decide.Context) -> list[sp.Basic]:
+    """Each equation that holds for every value of some variables, at every place where the other
+    assumptions or the statement apply it (f(m) = m for every m meets f(0) = 1 as f(0) = 0): implied by the
+    assumption, so adding them lets the consistency check see contradictions a single free m hides."""
+    where = list(ctx.hypotheses)
+    for x in (result.lhs, result.rhs, *(step.expr for step in result.steps)):
+        try:
+            where.append(decide.prepare(x, []))
+        except Exception:  # noqa: BLE001 - a side that cannot be prepared contributes no instance
+            continue
+    out = []
+    for a in result.assumptions:
+        if a.equation is None or not a.for_every:
+            continue
+        lhs, rhs = (sp.sympify(side) for side in a.equation)
+        wild = {v: sp.Wild(f"w_{v.name}") for v in a.for_every}
+        pattern = lhs.xreplace(wild)
+        for x in where:
+            if not isinstance(x, sp.Basic) or isinstance(x, sp.MatrixBase):
+                continue
+            for node in x.find(pattern):
+                match = node.match(pattern)
+                if match and set(match) >= set(wild.values()):
+                    out.append(sp.Eq(node, rhs.xreplace({v: match[w] for v, w in wild.items()})))
+    return out
+
+
 def _check(result: "Result", start: float, stop_at_failure: bool = False) -> ResultReport:
     if not result.steps and result.lhs == result.rhs:
         return _failed(result, start, "vacuous: both sides were identical as built (SymPy decided the claim "
@@ -851,7 +878,12 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
             at[lo, hi] = t = sp.Dummy("t", integer=True)
             instances += [sp.Ge(t, lo), sp.Le(t, hi)]
         instances.append(condition.xreplace({index: at[lo, hi]}))
-    consistent, consistency_text = consistency(list(ctx.hypotheses) + instances, ctx)
+    universal = _universal_instances(result, ctx)
+    consistent, consistency_text = consistency(list(ctx.hypotheses) + instances + universal, ctx)
+    if consistent is True and ctx.universal:
+        consistent, consistency_text = None, ("not contradictory as far as the kernel can see: z3 finds the "
+                                              "assumptions satisfiable with each equation for every value taken "
+                                              "where the statement and the other assumptions apply it")
     if consistent is True and instances:
         consistent, consistency_text = None, ("not contradictory as far as the kernel can see: z3 finds the "
                                               "assumptions satisfiable with each hypothesis for every index taken "
