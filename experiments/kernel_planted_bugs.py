@@ -87,6 +87,15 @@ PLANTS = [
  ("definedness.py", "        if getattr(type(node), \"free_atom\", False) is True:\n            # an expectation", "        if False:\n            # an expectation"),
  ("kernel.py", "    universal = _universal_instances(result, ctx)", "    universal = []"),
  ("kernel.py", "    if consistent is True and ctx.universal:", "    if False:"),
+ ("kernel.py", "    derived = _derived_facts(list(ctx.hypotheses) + universal, ctx)", "    derived = []"),
+ ("decide.py", "    at_point = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}\n    seen: dict = {}", "    return True\n    seen: dict = {}"),
+ ("kernel.py", "    for index, lo, hi, condition in quantified_of(lemma):  # a hypothesis", "    for index, lo, hi, condition in []:  # a hypothesis"),
+ ("kernel.py", "            restricted = set().union(*[(q[3].free_symbols - {q[0]}) for q in ctx.quantified] or [set()])", "            restricted = set()"),
+ ("definedness.py", "        out.append(Obligation(sp.Ge(e.size, 0), f\"{e}: a square matrix needs a size >= 0\", local))", "        pass"),
+ ("kernel.py", "    if lambdas:\n        return resolve_piecewise(", "    if False:\n        return resolve_piecewise("),
+ ("kernel.py", "        for key in _OTHER_PROPERTIES:\n            if getattr(v, f\"is_{key}\") and getattr(value,", "        for key in ():\n            if getattr(v, f\"is_{key}\") and getattr(value,"),
+ ("kernel.py", "\"nonzero\", *_OTHER_PROPERTIES):", "\"nonzero\"):"),
+ ("kernel.py", "    return replace(ctx, hypotheses=hyps, domains=", "    return decide.Context(hypotheses=hyps, domains="),
 ]
 
 

@@ -1391,3 +1391,140 @@ def test_an_equation_for_every_value_meets_the_other_assumptions_where_they_appl
     report = Result(name="t", doc="d", lhs=c, rhs=sp.Integer(1), assumptions=(constant,),
                     steps=(Step(sp.Integer(1), "c", using=(constant,)),)).check()
     assert report.status is Status.PROVED and "each equation for every value" in report.consistency, report.summary()
+
+
+# -- found by a second red-team review: consistency, instances, matrices, Lambda-bound variables -------
+
+def test_contradictions_behind_pinned_symbols_and_sums_are_seen():
+    """Each assumption set is contradictory once a pinned symbol is put in, or once the sum rule signs a sum;
+    z3 alone sees the expectations and sums as unrelated opaque numbers."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.notation import r
+    from grpo_verify.proof import Assumption, Status, Step
+
+    i = sp.Symbol("i", integer=True, positive=True)
+    n0 = sp.Symbol("n", integer=True, nonnegative=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    j = sp.Symbol("j", integer=True, positive=True)
+    a = (Assumption("E[r_i] = 1", equation=(Ex(r[i]), 1)), Assumption("E[r_1] = 2", equation=(Ex(r[1]), 2)),
+         Assumption("i = 1", equation=(i, 1)))
+    assert _status(1, 2, "=", a, [Step(Ex(r[i]), "a", using=a[:1]), Step(Ex(r[1]), "i", using=a[2:]),
+                                  Step(2, "b", using=a[1:2])]) is not Status.PROVED
+    b = (Assumption("E[r_1^n] = 5", equation=(Ex(r[1] ** n0), 5)), Assumption("n = 0", equation=(n0, 0)))
+    assert _status(5, 1, "=", b, [Step(Ex(r[1] ** n0), "a", using=b[:1]), Step(Ex(sp.Integer(1)), "n", using=b[1:]),
+                                  Step(1, "E[1]")]) is not Status.PROVED
+    total = sp.Sum(r[j], (j, 1, n))
+    c = (Assumption("S = 5", equation=(total, 5)), Assumption("r_1 = 0", equation=(r[1], 0)),
+         Assumption("n = 1", equation=(n, 1)))
+    assert _status(5, 0, "=", c, [Step(total, "a", using=c[:1]), Step(sp.Sum(r[j], (j, 1, 1)), "n", using=c[2:]),
+                                  Step(r[1], "evaluate"), Step(0, "r", using=c[1:2])]) is not Status.PROVED
+    x = sp.IndexedBase("x", real=True)
+    k = sp.Symbol("k", integer=True)
+    terms = sp.Sum(x[k], (k, 1, n))
+    d = (Assumption("x_k > 0", condition=x[k] > 0, for_all=(k, 1, n)), Assumption("S < 0", condition=terms < 0))
+    assert _status(0, 0, "<", d, [Step(terms, "sum", relation="<"), Step(0, "S < 0", relation="<")]) \
+        is not Status.PROVED
+
+
+def test_a_lemma_under_a_hypothesis_for_every_index_does_not_rewrite_inside_a_substitution():
+    """|x| = x holds only where x + y_j >= 0 for every j (with sum y = 0): not at x = -1, where |x| is 1."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Result, Status, Step
+
+    x = sp.Symbol("x", real=True)
+    n = sp.Symbol("n", integer=True)
+    k = sp.Symbol("k", integer=True)
+    y = sp.IndexedBase("y", real=True)
+    A = (Assumption("x + y_k >= 0", condition=x + y[k] >= 0, for_all=(k, 1, n)),
+         Assumption("sum y = 0", equation=(sp.Sum(y[k], (k, 1, n)), 0)), Assumption("n >= 1", condition=n >= 1))
+    L1 = Result(name="L1", doc="d", lhs=n * x, rhs=sp.Integer(0), relation=">=", assumptions=A,
+                steps=(Step(n * x + sp.Sum(y[k], (k, 1, n)), "add 0", using=(A[1],)),
+                       Step(sp.Sum(x + y[k], (k, 1, n)), "into sum"), Step(sp.Integer(0), "sum rule", relation=">=")))
+    L2 = Result(name="L2", doc="d", lhs=sp.Abs(x), rhs=x, assumptions=A, steps=(Step(x, "x >= 0", using=(L1,)),))
+    assert _status(sp.Subs(sp.Abs(x), x, -1), -1, "=", A,
+                   [Step(sp.Subs(x, x, -1), "L2 inside Subs", using=(L2,)), Step(-1, "evaluate")]) is not Status.PROVED
+    # nor inside a derivative: x = 0 is allowed (y = 0), where |x| has no derivative
+    assert _status(sp.Derivative(sp.Abs(x), x), 1, "=", A,
+                   [Step(sp.Derivative(x, x), "L2 inside the derivative", using=(L2,)), Step(1, "evaluate")]) \
+        is not Status.PROVED
+
+
+def test_a_square_matrix_needs_a_natural_size():
+    """The identity's rank is n only for n >= 0; at n = -1 (or a size 1/2) it proved -1 >= 0."""
+    import sympy as sp
+
+    from grpo_verify.proof import Status
+    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+
+    n = sp.Symbol("n", integer=True)
+    x = sp.Symbol("x", real=True)
+    a, b = sp.symbols("a b", integer=True)
+    delta = sp.Lambda((a, b), sp.KroneckerDelta(a, b))
+    assert _status(MatrixRank(SquareMatrix(n, delta)), n) is not Status.PROVED
+    assert _status(MatrixRank(SquareMatrix(x, delta)), x) is not Status.PROVED
+    natural = sp.Symbol("n", integer=True, nonnegative=True)
+    assert _status(MatrixRank(SquareMatrix(natural, delta)), natural) is Status.PROVED
+
+
+def test_a_piecewise_inside_a_lambda_is_not_decided_by_hypotheses_about_a_free_symbol():
+    """The Lambda's a is bound: at n = 1, c = 1 the left matrix is [[0]] (rank 0), the right [[1]] (rank 1)."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Status
+    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+
+    n = sp.Symbol("n", integer=True, positive=True)
+    c = sp.Symbol("c", real=True)
+    a, b = sp.symbols("a b", integer=True)
+    left = MatrixRank(SquareMatrix(n, sp.Lambda((a, b), sp.Piecewise((c * sp.KroneckerDelta(a, b), a > 1), (0, True)))))
+    right = MatrixRank(SquareMatrix(n, sp.Lambda((a, b), c * sp.KroneckerDelta(a, b))))
+    assert _status(left, right, "=", [Assumption("a > 1", condition=a > 1)]) is not Status.PROVED
+
+
+def test_instances_and_ranges_honour_every_declared_property():
+    """n declared even: (-1)^n f(x) = f(x) may not be used at n = 1, and a range over n skips 1; an equation
+    for every value survives the substitution of a range."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, ForEach, Result, Status, Step, as_written
+
+    n = sp.Symbol("n", even=True)
+    x = sp.Symbol("x", real=True)
+    f = sp.Function("f", real=True)
+    lemma = Result(name="even_sign", doc="d", lhs=as_written(lambda: (-1) ** n * f(x)), rhs=f(x))
+    assert lemma.check().status is Status.PROVED
+    assert _status(-f(x), f(x), "=", (), [Step(f(x), "lemma at n = 1", using=(lemma.at({n: 1}),))]) \
+        is not Status.PROVED
+    ranged = Result(name="t", doc="d", lhs=as_written(lambda: (-1) ** n * f(x)), rhs=f(x), for_each=ForEach(n, (1, 2)))
+    assert ranged.check().status is not Status.REFUTED
+    m, k = sp.Symbol("m", real=True), sp.Symbol("k", real=True)
+    N = sp.Symbol("N", integer=True, positive=True)
+    constant = Assumption("f(m) = k for every m", equation=(f(m), k), for_every=(m,))
+    every = Result(name="t", doc="d", lhs=f(0), rhs=f(1), assumptions=(constant,), for_each=ForEach(N, (1,)))
+    assert every.check().status is not Status.REFUTED
+
+
+def test_a_witness_point_where_two_expectations_coincide_gives_them_one_value():
+    """i <= 1 forces i = 1, so E[r_i] = 1 and E[r_1] = 2 are contradictory: no point may be offered as a
+    witness of their consistency (E[r_1] would be both)."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.notation import r
+    from grpo_verify.proof import Assumption, Result
+
+    i = sp.Symbol("i", integer=True, positive=True)
+    a = (Assumption("E[r_i] = 1", equation=(Ex(r[i]), 1)), Assumption("E[r_1] = 2", equation=(Ex(r[1]), 2)),
+         Assumption("i <= 1", condition=i <= 1))
+    report = Result(name="t", doc="d", lhs=Ex(r[i]), rhs=sp.Integer(1), assumptions=a,
+                    steps=(Step_(sp.Integer(1), a[:1]),)).check()
+    assert not report.consistency.startswith("consistent"), report.summary()
+
+
+def Step_(expr, using):
+    from grpo_verify.proof import Step
+
+    return Step(expr, "assumption", using=tuple(using))

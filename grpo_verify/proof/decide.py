@@ -666,10 +666,32 @@ def _instantiate_defined(conditions: list, defined: dict, rng: random.Random, ct
     closed, values = inst
     closed, assigned = closed[:len(conditions)], closed[len(conditions):]
     for symbol, value in zip(names, assigned):
-        if not _in_domain(symbol, value):
+        if isinstance(symbol, sp.Symbol) and not _in_domain(symbol, value):
             return None
         values[symbol] = value
+    if not _atoms_agree_at_point(names, assigned, values):
+        return None
     return closed, values
+
+
+def _atoms_agree_at_point(names: list, assigned: list, values: dict) -> bool:
+    """The values given to expectations must be values of those expectations at the point: E[r_i] and E[r_1]
+    are one number once i = 1, and E[r_1^n] is E[1] = 1 once n = 0. Each atom is taken at the point's
+    symbol values; one that then evaluates must get that value, and two that become the same atom one value."""
+    at_point = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}
+    seen: dict = {}
+    for atom, value in zip(names, assigned):
+        if isinstance(atom, sp.Symbol):
+            continue
+        here = doit(atom.xreplace(at_point))
+        if getattr(type(here), "free_atom", False) is not True:
+            if _exact_sign(sp.sympify(here) - value) != 0:
+                return False
+            continue
+        if here in seen and _exact_sign(seen[here] - value) != 0:
+            return False
+        seen[here] = value
+    return True
 
 
 def _in_domain(symbol: sp.Symbol, value: sp.Basic) -> bool:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from grpo_verify.proof.matrices import SquareMatrix
+
 
 class KernelError(ValueError):
     """An input the kernel refuses to reason about (a float, a complex symbol, an unchecked axiom...)."""
@@ -165,6 +167,12 @@ def _collect(e: sp.Basic, local: tuple, out: list[Obligation]) -> None:
         return
     if isinstance(e, (sp.Integral, sp.Limit)):
         raise KernelError(f"{type(e).__name__} is not supported by the kernel")
+    if isinstance(e, SquareMatrix):
+        # an n x n matrix needs a natural number n: the rank rules read its trace as a sum over 1..n
+        if e.size.is_integer is not True:
+            out.append(Obligation(sp.false, f"{e}: the size {e.size} of a square matrix is not known to be an integer",
+                                  local))
+        out.append(Obligation(sp.Ge(e.size, 0), f"{e}: a square matrix needs a size >= 0", local))
     if isinstance(e, sp.Pow):
         _power(e, local, out)
     elif isinstance(e, sp.log):

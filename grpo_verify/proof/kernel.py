@@ -460,6 +460,10 @@ def resolve_piecewise(e: sp.Basic, ctx: decide.Context) -> sp.Basic:
     condition is undecided."""
     if not isinstance(e, sp.Basic) or not e.has(sp.Piecewise):
         return e
+    # a Lambda's variables are bound: hypotheses about free symbols of the same names say nothing of them
+    lambdas = {lam: sp.Dummy("lambda") for lam in e.atoms(sp.Lambda)}
+    if lambdas:
+        return resolve_piecewise(e.xreplace(lambdas), ctx).xreplace({d: lam for lam, d in lambdas.items()})
     replacements = {}
     for node in sp.postorder_traversal(e):
         if isinstance(node, sp.Piecewise) and node not in replacements:
@@ -676,6 +680,8 @@ class _Citations:
 
 _SIGN_CONDITIONS = (("positive", sp.Gt), ("nonnegative", sp.Ge), ("negative", sp.Lt), ("nonpositive", sp.Le),
                     ("nonzero", sp.Ne))
+# declared properties a value must have exactly (SymPy's own facts about it), beyond integrality and sign
+_OTHER_PROPERTIES = ("even", "odd", "prime", "composite", "rational", "irrational", "algebraic", "transcendental")
 
 
 def _bound_symbols(e: sp.Basic) -> set:
@@ -727,6 +733,9 @@ def instantiate(lemma: "Result", values: dict, ctx: decide.Context) -> tuple[sp.
             if getattr(v, f"is_{key}") and not prove_condition(relation(value, 0), ctx)[0]:
                 return 0, 0, (f"{sp.sstr(v)} is declared {key} in {lemma.name}, and {sp.sstr(value)} is not shown "
                               "to be")
+        for key in _OTHER_PROPERTIES:
+            if getattr(v, f"is_{key}") and getattr(value, f"is_{key}") is not True:
+                return 0, 0, f"{sp.sstr(v)} is declared {key} in {lemma.name}, and {sp.sstr(value)} is not known to be"
     at = lambda e: sp.sympify(e).subs(values, simultaneous=True)  # noqa: E731
     for h in hypotheses:
         if not prove_condition(at(h), ctx)[0]:
@@ -800,8 +809,10 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
             identically = identically_in(fact, lemma_hypotheses)
             # a free Derivative is taken at the current point: the lemma holds around it if the current
             # admissible values of the variable form an open set (its hypotheses were shown to hold there)
+            restricted = set().union(*[(q[3].free_symbols - {q[0]}) for q in ctx.quantified] or [set()])
             around_here = frozenset(v for v in sp.sympify(lhs).free_symbols | sp.sympify(rhs).free_symbols
-                                    if isinstance(v, sp.Symbol) and _open_in(v, ctx.hypotheses, ctx.domains))
+                                    if isinstance(v, sp.Symbol) and v not in restricted
+                                    and _open_in(v, ctx.hypotheses, ctx.domains))
             rewrites.append((lhs, rhs, identically | around_here, identically))
     return _Citations(rewrites, weakest(statuses), scopes, "", facts)
 
@@ -812,6 +823,8 @@ def identically_in(lemma: "Result", hypotheses: Sequence[sp.Basic]) -> frozenset
     in these may its equation rewrite inside a Derivative or a Subs: two functions equal on an open
     set have equal derivatives there."""
     mentioned = set().union(*[h.free_symbols for h in hypotheses] or [set()])
+    for index, lo, hi, condition in quantified_of(lemma):  # a hypothesis for every index restricts them too
+        mentioned |= (condition.free_symbols - {index}) | sp.sympify(lo).free_symbols | sp.sympify(hi).free_symbols
     symbols = set(sp.sympify(lemma.lhs).free_symbols) | set(sp.sympify(lemma.rhs).free_symbols)
     return frozenset(v for v in symbols if isinstance(v, sp.Symbol) and v not in mentioned
                      and _open_in(v, [], {}))
@@ -836,6 +849,37 @@ def _failed(result: "Result", start: float, detail: str, consistency_text: str =
                         (StepReport(1, "kernel", result.relation, Status.UNPROVED, time.perf_counter() - start,
                                     detail),),
                         time.perf_counter() - start, "symbolic", consistency_text)
+
+
+def _derived_facts(hypotheses: list[sp.Basic], ctx: decide.Context) -> list[sp.Basic]:
+    """Consequences of the hypotheses that z3, which sees sums and expectations as opaque numbers, would
+    miss: the hypotheses with every symbol an equation pins (n = 1, i = 1, R = k + m) put in and evaluated
+    (Sum(r_j, (j, 1, n)) is r_1 once n = 1; E[r_1^n] is 1 once n = 0), and the sign the sum rule gives each
+    sum over a symbolic range (a hypothesis for every index makes its terms positive). All are implied by
+    the hypotheses, so adding them can only reveal a contradiction, never make one."""
+    out: list[sp.Basic] = []
+    pinned = {v: e for v, e in decide._definitions([h for h in hypotheses if isinstance(h, sp.Equality)]).items()}
+    if pinned:
+        for h in hypotheses:
+            try:
+                new = _prepared(decide._resolved(h, pinned))
+            except Exception:  # noqa: BLE001 - a hypothesis that cannot be evaluated there adds nothing
+                continue
+            if new is sp.false:
+                return [sp.false]
+            if new is not sp.true and new not in hypotheses:
+                out.append(new)
+    sums = {total for h in hypotheses + out for total in h.atoms(sp.Sum)
+            if not all(end.is_number for limit in total.limits for end in limit[1:])}
+    for total in sums:
+        for strict, above, below in ((True, sp.Gt, sp.Lt), (False, sp.Ge, sp.Le)):
+            if sum_sign(total, strict, ctx):
+                out.append(above(total, 0))
+                break
+            if sum_sign(-total, strict, ctx):
+                out.append(below(total, 0))
+                break
+    return out
 
 
 def _universal_instances(result: "Result", ctx: decide.Context) -> list[sp.Basic]:
@@ -879,7 +923,8 @@ def _check(result: "Result", start: float, stop_at_failure: bool = False) -> Res
             instances += [sp.Ge(t, lo), sp.Le(t, hi)]
         instances.append(condition.xreplace({index: at[lo, hi]}))
     universal = _universal_instances(result, ctx)
-    consistent, consistency_text = consistency(list(ctx.hypotheses) + instances + universal, ctx)
+    derived = _derived_facts(list(ctx.hypotheses) + universal, ctx)
+    consistent, consistency_text = consistency(list(ctx.hypotheses) + instances + universal + derived, ctx)
     if consistent is True and ctx.universal:
         consistent, consistency_text = None, ("not contradictory as far as the kernel can see: z3 finds the "
                                               "assumptions satisfiable with each equation for every value taken "
@@ -1170,7 +1215,7 @@ def _for_each(previous: sp.Basic, step: "Step", ctx: decide.Context, for_each, c
 
 def _substituted(ctx: decide.Context, symbol: sp.Symbol, value: int) -> decide.Context | None:
     v = sp.Integer(value)
-    for key in ("integer", "positive", "nonnegative", "negative", "nonpositive"):
+    for key in ("integer", "positive", "nonnegative", "negative", "nonpositive", "nonzero", *_OTHER_PROPERTIES):
         if getattr(symbol, f"is_{key}") and getattr(v, f"is_{key}") is not True:
             return None
     hyps = []
@@ -1180,10 +1225,10 @@ def _substituted(ctx: decide.Context, symbol: sp.Symbol, value: int) -> decide.C
             return None
         if new is not sp.true:
             hyps.append(new)
-    return decide.Context(hypotheses=hyps, domains={s: d for s, d in ctx.domains.items() if s != symbol},
-                          rewrites=[(r[0].subs(symbol, v), r[1].subs(symbol, v), *r[2:]) for r in ctx.rewrites],
-                          quantified=[(q[0], q[1].subs(symbol, v), q[2].subs(symbol, v), q[3].subs(symbol, v))
-                                      for q in ctx.quantified])
+    return replace(ctx, hypotheses=hyps, domains={s: d for s, d in ctx.domains.items() if s != symbol},
+                   rewrites=[(r[0].subs(symbol, v), r[1].subs(symbol, v), *r[2:]) for r in ctx.rewrites],
+                   quantified=[(q[0], q[1].subs(symbol, v), q[2].subs(symbol, v), q[3].subs(symbol, v))
+                               for q in ctx.quantified], obligations=[])
 
 
 def _implies(established: str | None, stated: str) -> bool:
