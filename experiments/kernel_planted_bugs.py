@@ -96,6 +96,11 @@ PLANTS = [
  ("kernel.py", "        for key in _OTHER_PROPERTIES:\n            if getattr(v, f\"is_{key}\") and getattr(value,", "        for key in ():\n            if getattr(v, f\"is_{key}\") and getattr(value,"),
  ("kernel.py", "\"nonzero\", *_OTHER_PROPERTIES):", "\"nonzero\"):"),
  ("kernel.py", "    return replace(ctx, hypotheses=hyps, domains=", "    return decide.Context(hypotheses=hyps, domains="),
+ ("decide.py", "        if not protected:\n            return e.xreplace(atoms)\n        outermost", "        if True:\n            return e.xreplace(atoms)\n        outermost"),
+ ("kernel.py", "        if values and report.status is Status.PROVED_FOR_RANGE:", "        if False:"),
+ ("kernel.py", "    if declared:\n        return refused(", "    if False:\n        return refused("),
+ ("decide.py", "        if not _has_declared_properties(values):\n            continue  # n = 1", "        if False:\n            continue  # n = 1"),
+ ("kernel.py", "            return [sp.false]\n    if pinned:", "            pass\n    if pinned:"),
 ]
 
 

@@ -1528,3 +1528,50 @@ def Step_(expr, using):
     from grpo_verify.proof import Step
 
     return Step(expr, "assumption", using=tuple(using))
+
+
+# -- found by a third red-team review: positive atoms, range-proved instances, parity -----------------
+
+def test_a_positive_hypothesis_is_not_put_in_for_its_expression_inside_a_derivative():
+    """f(x) > 0 says nothing of f'(x) (f = exp(-x)); f'(x) > 0 says nothing of f'(0) (f = x^2 at x = 1)."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Status
+
+    x = sp.Symbol("x", real=True)
+    f = sp.Function("f", real=True)
+    positive = Assumption("f(x) > 0", condition=f(x) > 0)
+    assert _status(sp.Derivative(f(x), x), 0, ">=", [positive]) is not Status.PROVED
+    assert _status(sp.Derivative(f(x), x), 0, "=", [positive]) is not Status.PROVED
+    slope = sp.Derivative(f(x), x)
+    assert _status(slope.subs(x, 0), 0, ">", [Assumption("f'(x) > 0", condition=slope > 0)]) is not Status.PROVED
+
+
+def test_an_instance_of_a_lemma_proved_only_for_a_range_is_not_cited():
+    """R^2 <= 16 is proved for R = 2..4; its instance at R = 7 is false (49 <= 16) and proved x > x + 1."""
+    import sympy as sp
+
+    from grpo_verify.proof import ForEach, Result, Status, Step
+
+    x = sp.Symbol("x", real=True)
+    R = sp.Symbol("R", integer=True, positive=True)
+    lemma = Result(name="L", doc="d", lhs=R ** 2, rhs=sp.Integer(16), relation="<=", for_each=ForEach.range(R, 2, 4))
+    assert not _status(x, x + 1, ">", (), [Step(x + 1, "L at 7", relation=">", using=(lemma.at({R: 7}),))]).passed
+
+
+def test_parity_is_a_domain_the_rules_and_the_searches_respect():
+    """n even: induction from n to n + 1 leaves the domain ((n - 20)^2 > 0 is false at 20); n = 1 is no
+    counterexample to (n - 1)^2 > 0; m even with m = x = 1 is contradictory."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Induction, Result, Status, Step
+
+    n = sp.Symbol("n", even=True, nonnegative=True)
+    induction = Result(name="t", doc="d", lhs=(n - 20) ** 2, rhs=sp.Integer(0), relation=">", induction=Induction(n, 0))
+    assert induction.check().status is not Status.PROVED
+    assert _status((n - 1) ** 2, 0, ">") is not Status.REFUTED
+    m = sp.Symbol("m", even=True)
+    x = sp.Symbol("x", real=True)
+    pinned = (Assumption("m = x", equation=(m, x)), Assumption("x = 1", equation=(x, sp.Integer(1))))
+    assert _status(0, 0, ">", pinned, [Step((m - 1) ** 2, "rewrite", using=pinned),
+                                        Step(sp.Integer(0), "parity", relation=">")]) is not Status.PROVED

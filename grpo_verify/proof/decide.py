@@ -63,7 +63,16 @@ class Context:
 
     def with_positive_atoms(self, e: sp.Basic) -> sp.Basic:
         atoms = self.positive_atoms()
-        return e.xreplace(atoms) if atoms else e
+        if not atoms or not isinstance(e, sp.Basic):
+            return e
+        # inside Derivative(., x) or Subs(., x, p) an atom in x is not the hypothesis' value at this point
+        variables = set().union(*[a.free_symbols for a in atoms])
+        protected = {node: sp.Dummy("protected") for node in sp.preorder_traversal(e)
+                     if isinstance(node, (sp.Derivative, sp.Subs)) and set(node.variables) & variables}
+        if not protected:
+            return e.xreplace(atoms)
+        outermost = {k: v for k, v in protected.items() if not any(k != o and o.has(k) for o in protected)}
+        return e.xreplace(outermost).xreplace(atoms).xreplace({v: k for k, v in outermost.items()})
 
 
 @dataclass(frozen=True)
@@ -545,6 +554,16 @@ def _instantiate(exprs: Sequence[sp.Basic], rng: random.Random, ctx: Context,
     return xs, values
 
 
+# declared properties a value must have (SymPy's own facts about it), beyond integrality and sign
+DECLARED_PROPERTIES = ("even", "odd", "prime", "composite", "rational", "irrational", "algebraic", "transcendental")
+
+
+def _has_declared_properties(values: dict) -> bool:
+    """Whether every symbol's value has each property the symbol is declared to have (even, prime, ...)."""
+    return all(getattr(value, f"is_{key}") is True for s, value in values.items() if isinstance(s, sp.Symbol)
+               for key in DECLARED_PROPERTIES if getattr(s, f"is_{key}"))
+
+
 _BROKEN = {"=": lambda s: s != 0, "<=": lambda s: s < 0, "<": lambda s: s <= 0,
            ">=": lambda s: s > 0, ">": lambda s: s >= 0, "!=": lambda s: s == 0}
 
@@ -570,6 +589,8 @@ def find_counterexample(lhs: sp.Basic, relation: str, rhs: sp.Basic, ctx: Contex
         (x, *closed), values = inst
         if _has_unassignable([x, *closed]):
             return None
+        if not _has_declared_properties(values):
+            continue  # n = 1 is no counterexample for an n declared even
         if not all(_truth(c) is True for c in closed):
             continue
         entries = list(x) if isinstance(x, sp.MatrixBase) else [x]
@@ -605,6 +626,8 @@ def find_witness(conditions: Sequence[sp.Basic], ctx: Context, tries: int = 12, 
         closed, values = inst
         if _has_unassignable(closed):
             return None  # an operator no random value can instantiate (an expectation): no witness this way
+        if not _has_declared_properties(values):
+            continue
         if all(_truth(c) is True for c in closed):
             return ", ".join(f"{k} = {sp.sstr(val)}" for k, val in list(values.items())[:8])
     return None

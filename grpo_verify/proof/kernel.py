@@ -680,8 +680,7 @@ class _Citations:
 
 _SIGN_CONDITIONS = (("positive", sp.Gt), ("nonnegative", sp.Ge), ("negative", sp.Lt), ("nonpositive", sp.Le),
                     ("nonzero", sp.Ne))
-# declared properties a value must have exactly (SymPy's own facts about it), beyond integrality and sign
-_OTHER_PROPERTIES = ("even", "odd", "prime", "composite", "rational", "irrational", "algebraic", "transcendental")
+_OTHER_PROPERTIES = decide.DECLARED_PROPERTIES  # parity, primality, ...: a value must have them exactly
 
 
 def _bound_symbols(e: sp.Basic) -> set:
@@ -780,6 +779,9 @@ def cite(result: "Result", using: Sequence, ctx: decide.Context) -> _Citations:
         if values and quantified_of(fact):
             return refuse(f"cites an instance of {fact.name}, which has hypotheses for every index: cite it "
                           "without values")
+        if values and report.status is Status.PROVED_FOR_RANGE:
+            return refuse(f"cites an instance of {fact.name}, which is proved only for {report.scope}: an instance "
+                          "could lie outside it")
         if values:
             lhs, rhs, failure = instantiate(fact, values, ctx)
             if failure:
@@ -859,6 +861,13 @@ def _derived_facts(hypotheses: list[sp.Basic], ctx: decide.Context) -> list[sp.B
     the hypotheses, so adding them can only reveal a contradiction, never make one."""
     out: list[sp.Basic] = []
     pinned = {v: e for v, e in decide._definitions([h for h in hypotheses if isinstance(h, sp.Equality)]).items()}
+    for v, e in pinned.items():  # m declared even and pinned to 1: contradictory, though z3 drops parity
+        value = decide._resolved(e, pinned)
+        if isinstance(v, sp.Symbol) and value.is_number and any(
+                getattr(v, f"is_{key}") and getattr(value, f"is_{key}") is False
+                for key in ("integer", "positive", "nonnegative", "negative", "nonpositive", "nonzero",
+                            *_OTHER_PROPERTIES)):
+            return [sp.false]
     if pinned:
         for h in hypotheses:
             try:
@@ -1065,6 +1074,9 @@ def _by_induction(result: "Result", ctx: decide.Context, start: float, consisten
         return refused(problem)
     if n.is_integer is not True:
         return refused(f"{n} is not declared integer")
+    declared = [key for key in ("even", "odd", "prime", "composite") if getattr(n, f"is_{key}")]
+    if declared:
+        return refused(f"{n} is declared {', '.join(declared)}: a step from {n} to {n} + 1 leaves its domain")
     for h in ctx.hypotheses:
         if h.has(n) and not _lower_bound(h, n):
             return refused(f"the hypothesis {sp.sstr(h)} mentions {n} and is not a constant lower bound on it: "
