@@ -84,6 +84,11 @@ def _linear(x: sp.Basic) -> sp.Basic:
     if sums:
         s = sums[0]
         rest = sp.Mul(*[f for f in random_factors if f is not s])
+        # the other factors move inside this sum: its index must not capture theirs (sum_j r_j * sum_j g_j)
+        taken = rest.free_symbols | set().union(*[{v for v, *_ in x.limits} for x in rest.atoms(sp.Sum)] or [set()])
+        clash = {v: sp.Dummy(v.name, integer=True) for v, *_ in s.limits if v in taken}
+        if clash:
+            s = sp.Sum(s.function.xreplace(clash), *[(clash.get(v, v), lo, hi) for v, lo, hi in s.limits])
         return constant * _linear(sp.Sum(rest * s.function, *s.limits))
     return constant * Ex(sp.Mul(*random_factors))
 

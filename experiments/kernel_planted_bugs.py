@@ -101,6 +101,7 @@ PLANTS = [
  ("kernel.py", "    if declared:\n        return refused(", "    if False:\n        return refused("),
  ("decide.py", "        if not _has_declared_properties(values):\n            continue  # n = 1", "        if False:\n            continue  # n = 1"),
  ("kernel.py", "            return [sp.false]\n    if pinned:", "            pass\n    if pinned:"),
+ ("decide.py", "        if point is None:\n            return not others\n        return all(", "        if point is None:\n            return True\n        return True or all("),
 ]
 
 

@@ -1575,3 +1575,32 @@ def test_parity_is_a_domain_the_rules_and_the_searches_respect():
     pinned = (Assumption("m = x", equation=(m, x)), Assumption("x = 1", equation=(x, sp.Integer(1))))
     assert _status(0, 0, ">", pinned, [Step((m - 1) ** 2, "rewrite", using=pinned),
                                         Step(sp.Integer(0), "parity", relation=">")]) is not Status.PROVED
+
+
+# -- found by a fourth red-team review ----------------------------------------------------------------
+
+def test_linearity_of_expectation_does_not_capture_an_index_moving_into_another_sum():
+    """E[(sum_j r_j)(sum_j g_j)] keeps its cross terms: with R = 2 and r_j = g_j uniform on {-1, 1} it is 2,
+    while R sum_j E[r_j g_j] is 4."""
+    import sympy as sp
+
+    from grpo_verify.derivations.d5_baseline_bias import Ex
+    from grpo_verify.derivations.notation import R, g, j, r
+    from grpo_verify.proof import Status
+
+    product = Ex(sp.Sum(r[j], (j, 1, R)) * sp.Sum(g[j], (j, 1, R)))
+    assert _status(product, R * sp.Sum(Ex(r[j] * g[j]), (j, 1, R))) is not Status.PROVED
+
+
+def test_an_exact_witness_on_the_domain_must_also_meet_the_other_hypotheses():
+    """log x > 0 on [1/4, 2] means x > 1, so x > 1/2 is true: x = 1/2 is no witness."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Status
+
+    x = sp.Symbol("x", real=True)
+    domain = Assumption("x in [1/4, 2]", domain=(x, sp.Interval(sp.Rational(1, 4), 2)))
+    for hypothesis in (sp.log(x) > 0, sp.exp(x) > sp.exp(1)):
+        assert _status(x, sp.Rational(1, 2), ">", [domain, Assumption("h", condition=hypothesis)]) \
+            is not Status.REFUTED, hypothesis
+    assert _status(x, sp.Rational(1, 2), ">", [domain]) is Status.REFUTED  # without it, x = 1/2 is one

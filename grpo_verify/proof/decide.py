@@ -376,19 +376,33 @@ def univariate_sign(e: sp.Basic, strict: bool, ctx: Context) -> Outcome:
     if roots is None:
         return Outcome(None, "")
     # roots: sorted disjoint rational isolating intervals (a, b) of the roots inside the domain
+    # a witness is a point of the domain; the other hypotheses on x (log x > 0) must hold there too
+    domain = set(sp.And.make_args(interval.as_relational(x)))
+    others = [h for h in list(ctx.hypotheses) + list(ctx.obligations)
+              if x in getattr(h, "free_symbols", set()) and h not in domain]
+
+    def admissible(point) -> bool:
+        if point is None:
+            return not others
+        return all(_truth(doit(h.subs(x, point))) is True for h in others)
+
     for a, b in roots:
         if den_poly.degree() > 0 and _has_root_in(den_poly, a, b):
             return Outcome(None, "")  # a pole inside the domain (the definedness check should have caught it)
         if strict:
             point = a if a == b else None
+            if not admissible(point):
+                return Outcome(None, "")
             shown = sp.sstr(point) if point is not None else f"the root in [{sp.sstr(a)}, {sp.sstr(b)}]"
             return Outcome(False, f"exact witness {x} = {shown} on {sp.sstr(interval)}: the value is 0")
     points = _gap_points(roots, lo, hi)
     for point in points:
         value = num_poly.eval(point) * den_poly.eval(point)  # same sign as num/den
-        if value < 0 or (strict and value == 0):
+        if (value < 0 or (strict and value == 0)) and admissible(point):
             return Outcome(False, f"exact witness {x} = {sp.sstr(point)} on {sp.sstr(interval)}: "
                                   f"value {sp.sstr(num_poly.eval(point) / den_poly.eval(point))}")
+        if value < 0 or (strict and value == 0):
+            return Outcome(None, "")  # fails at a point the other hypotheses may exclude: undecided
     return Outcome(True, f"exact real-root isolation on {sp.sstr(interval)}")
 
 
