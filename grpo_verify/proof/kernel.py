@@ -860,7 +860,7 @@ def _derived_facts(hypotheses: list[sp.Basic], ctx: decide.Context) -> list[sp.B
     sum over a symbolic range (a hypothesis for every index makes its terms positive). All are implied by
     the hypotheses, so adding them can only reveal a contradiction, never make one."""
     out: list[sp.Basic] = []
-    pinned = {v: e for v, e in decide._definitions([h for h in hypotheses if isinstance(h, sp.Equality)]).items()}
+    pinned = decide._definitions([h for h in hypotheses if isinstance(h, sp.Equality)])
     for v, e in pinned.items():  # m declared even and pinned to 1: contradictory, though z3 drops parity
         value = decide._resolved(e, pinned)
         if isinstance(v, sp.Symbol) and value.is_number and any(
