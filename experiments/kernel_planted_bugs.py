@@ -92,7 +92,7 @@ PLANTS = [
  ("kernel.py", "    for index, lo, hi, condition in quantified_of(lemma):  # a hypothesis", "    for index, lo, hi, condition in []:  # a hypothesis"),
  ("kernel.py", "            restricted = set().union(*[(q[3].free_symbols - {q[0]}) for q in ctx.quantified] or [set()])", "            restricted = set()"),
  ("definedness.py", "        out.append(Obligation(sp.Ge(e.size, 0), f\"{e}: a square matrix needs a size >= 0\", local))", "        pass"),
- ("kernel.py", "    if lambdas:\n        return resolve_piecewise(", "    if False:\n        return resolve_piecewise("),
+ ("kernel.py", "    if outermost:\n        return resolve_piecewise(", "    if False:\n        return resolve_piecewise("),
  ("kernel.py", "        for key in _OTHER_PROPERTIES:\n            if getattr(v, f\"is_{key}\") and getattr(value,", "        for key in ():\n            if getattr(v, f\"is_{key}\") and getattr(value,"),
  ("kernel.py", "\"nonzero\", *_OTHER_PROPERTIES):", "\"nonzero\"):"),
  ("kernel.py", "    return replace(ctx, hypotheses=hyps, domains=", "    return decide.Context(hypotheses=hyps, domains="),

@@ -1604,3 +1604,19 @@ def test_an_exact_witness_on_the_domain_must_also_meet_the_other_hypotheses():
         assert _status(x, sp.Rational(1, 2), ">", [domain, Assumption("h", condition=hypothesis)]) \
             is not Status.REFUTED, hypothesis
     assert _status(x, sp.Rational(1, 2), ">", [domain]) is Status.REFUTED  # without it, x = 1/2 is one
+
+
+def test_a_piecewise_beside_a_square_matrix_is_still_resolved_without_rebuilding_the_matrix():
+    """Setting a Lambda aside must not rebuild a SquareMatrix around a placeholder (its constructor refuses one):
+    the Piecewise outside the matrix is still decided by the hypothesis."""
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Status
+    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+
+    n = sp.Symbol("n", integer=True, positive=True)
+    c = sp.Symbol("c", real=True)
+    a, b = sp.symbols("a b", integer=True)
+    rank = MatrixRank(SquareMatrix(n, sp.Lambda((a, b), sp.KroneckerDelta(a, b))))
+    report_status = _status(sp.Piecewise((rank, c > 0), (0, True)), rank, "=", [Assumption("c > 0", condition=c > 0)])
+    assert report_status is Status.PROVED

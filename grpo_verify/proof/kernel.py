@@ -460,10 +460,13 @@ def resolve_piecewise(e: sp.Basic, ctx: decide.Context) -> sp.Basic:
     condition is undecided."""
     if not isinstance(e, sp.Basic) or not e.has(sp.Piecewise):
         return e
-    # a Lambda's variables are bound: hypotheses about free symbols of the same names say nothing of them
-    lambdas = {lam: sp.Dummy("lambda") for lam in e.atoms(sp.Lambda)}
-    if lambdas:
-        return resolve_piecewise(e.xreplace(lambdas), ctx).xreplace({d: lam for lam, d in lambdas.items()})
+    # a Lambda's variables are bound: hypotheses about free symbols of the same names say nothing of them,
+    # so whatever holds a Lambda (a SquareMatrix's entry) is set aside whole
+    holders = [node for node in sp.preorder_traversal(e) if isinstance(node, sp.Lambda)
+               or any(isinstance(a, sp.Lambda) for a in getattr(node, "args", ()))]
+    outermost = {node: sp.Dummy("lambda") for node in holders if not any(o != node and o.has(node) for o in holders)}
+    if outermost:
+        return resolve_piecewise(e.xreplace(outermost), ctx).xreplace({d: node for node, d in outermost.items()})
     replacements = {}
     for node in sp.postorder_traversal(e):
         if isinstance(node, sp.Piecewise) and node not in replacements:
