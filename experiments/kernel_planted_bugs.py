@@ -1,7 +1,8 @@
 """Plant each of the proof kernel's checks' bugs in a copy of the package and run the kernel tests.
 
-Every planted bug must make ``tests/test_kernel.py``, ``tests/test_soundness.py``, ``tests/test_smt.py`` or
-``tests/test_proof_validation.py`` fail; a plant that leaves them green is a check no test pins. Run from the
+Every planted bug must make ``tests/test_kernel.py``, ``tests/test_soundness.py``, ``tests/test_smt.py``,
+``tests/test_proof_validation.py``, ``tests/test_smt_translation.py`` or ``tests/test_definedness_obligations.py``
+fail; a plant that leaves them green is a check no test pins. Run from the
 repository root (about a minute per plant):
 
     python experiments/kernel_planted_bugs.py            # every plant
@@ -124,7 +125,8 @@ def main(argv: list[str]) -> int:
             env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
             run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
                                   "tests/test_kernel.py", "tests/test_soundness.py", "tests/test_smt.py",
-                                  "tests/test_proof_validation.py"], cwd=tree, env=env,
+                                  "tests/test_proof_validation.py", "tests/test_smt_translation.py",
+                                  "tests/test_definedness_obligations.py"], cwd=tree, env=env,
                                  capture_output=True, text=True)
             closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
             caught = run.returncode != 0
