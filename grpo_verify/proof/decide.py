@@ -29,6 +29,8 @@ from typing import Callable, Iterator, Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from grpo_verify.proof.definedness import is_free_atom
+
 SECONDS_PER_ATTEMPT = 30.0  # one normalisation that runs longer is abandoned (the link stays undecided)
 _DIGITS = 50
 _TOLERANCE = sp.Rational(1, 10**30)
@@ -651,8 +653,7 @@ def _has_free_atom(e: sp.Basic) -> bool:
     """Whether ``e`` holds an application of an operator that declares ``free_atom`` (an expectation)."""
     if isinstance(e, sp.MatrixBase):
         return any(_has_free_atom(entry) for entry in e)
-    return isinstance(e, sp.Basic) and any(getattr(type(node), "free_atom", False) is True
-                                           for node in sp.preorder_traversal(e))
+    return isinstance(e, sp.Basic) and any(is_free_atom(node) for node in sp.preorder_traversal(e))
 
 
 def _has_unassignable(closed: Sequence[sp.Basic]) -> bool:
@@ -671,7 +672,7 @@ def _definitions(conditions: Sequence[sp.Basic], free_atoms: bool = False) -> di
     defined: dict = {}
 
     def definable(x: sp.Basic) -> bool:
-        return isinstance(x, sp.Symbol) or (free_atoms and getattr(type(x), "free_atom", False) is True)
+        return isinstance(x, sp.Symbol) or (free_atoms and is_free_atom(x))
 
     for c in conditions:
         if isinstance(c, sp.Equality):
@@ -721,7 +722,7 @@ def _atoms_agree_at_point(names: list, assigned: list, values: dict) -> bool:
         if isinstance(atom, sp.Symbol):
             continue
         here = doit(atom.xreplace(at_point))
-        if getattr(type(here), "free_atom", False) is not True:
+        if not is_free_atom(here):
             if _exact_sign(sp.sympify(here) - value) != 0:
                 return False
             continue

@@ -100,6 +100,12 @@ def obligations(e: sp.Basic) -> list[Obligation]:
     return unique
 
 
+def is_free_atom(node: sp.Basic) -> bool:
+    """An application of an operator that declares ``free_atom = True`` (a derivation's expectation): its only
+    laws are its own evaluation rule and the stated assumptions."""
+    return getattr(type(node), "free_atom", False) is True
+
+
 def _indices_without_declared_sign(e: sp.Basic) -> sp.Basic:
     """``e`` (a Sum or Product) with each index declared positive or non-negative renamed to one whose sign
     comes from its lower limit instead: the index runs over lo, lo + 1, ... (hi >= lo - 1 is an obligation),
@@ -334,7 +340,7 @@ def _differentiable(f: sp.Basic, v: sp.Symbol, local: tuple, out: list[Obligatio
     """Differentiability of ``f`` in ``v`` wherever ``f`` is defined (at ``point`` for a first
     derivative evaluated there), by structure."""
     for node in sp.preorder_traversal(f):
-        if getattr(type(node), "free_atom", False) is True:
+        if is_free_atom(node):
             # an expectation's dependence on v is through the distribution, which its argument does not show:
             # SymPy would differentiate the argument (or call the derivative 0), never the distribution
             out.append(Obligation(sp.false, f"d/d{v} of {node}: the kernel does not differentiate an expectation",

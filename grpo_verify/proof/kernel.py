@@ -684,6 +684,8 @@ class _Citations:
 _SIGN_CONDITIONS = (("positive", sp.Gt), ("nonnegative", sp.Ge), ("negative", sp.Lt), ("nonpositive", sp.Le),
                     ("nonzero", sp.Ne))
 _OTHER_PROPERTIES = decide.DECLARED_PROPERTIES  # parity, primality, ...: a value must have them exactly
+# every declared property a number put in for a symbol must have
+_DECLARED_KEYS = ("integer", *(key for key, _ in _SIGN_CONDITIONS), *_OTHER_PROPERTIES)
 
 
 def _bound_symbols(e: sp.Basic) -> set:
@@ -868,8 +870,7 @@ def _derived_facts(hypotheses: list[sp.Basic], ctx: decide.Context) -> list[sp.B
         value = decide._resolved(e, pinned)
         if isinstance(v, sp.Symbol) and value.is_number and any(
                 getattr(v, f"is_{key}") and getattr(value, f"is_{key}") is False
-                for key in ("integer", "positive", "nonnegative", "negative", "nonpositive", "nonzero",
-                            *_OTHER_PROPERTIES)):
+                for key in _DECLARED_KEYS):
             return [sp.false]
     if pinned:
         for h in hypotheses:
@@ -1230,7 +1231,7 @@ def _for_each(previous: sp.Basic, step: "Step", ctx: decide.Context, for_each, c
 
 def _substituted(ctx: decide.Context, symbol: sp.Symbol, value: int) -> decide.Context | None:
     v = sp.Integer(value)
-    for key in ("integer", "positive", "nonnegative", "negative", "nonpositive", "nonzero", *_OTHER_PROPERTIES):
+    for key in _DECLARED_KEYS:
         if getattr(symbol, f"is_{key}") and getattr(v, f"is_{key}") is not True:
             return None
     hyps = []
