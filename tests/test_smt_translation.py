@@ -443,3 +443,135 @@ def test_definedness_looks_inside_untranslatable_terms():
     """1/u for u not known real: definedness still lists Ne(u, 0) rather than refusing."""
     u = sp.Symbol("u")
     assert definedness(1 / u) == [sp.Ne(u, 0)]
+
+
+# --- Refusals and the lenient walk of definedness -------------------------------------------------------------
+def test_infinity_inside_an_abstractable_function_value_is_refused():
+    """f(oo) for a real f would be abstracted, but oo anywhere refuses the formula outright: a trivial
+    entailment stays unknown, and the detail names the refused formula."""
+    f = sp.Function("f", real=True)
+    out = entails([gt(f(sp.oo), 0)], gt(f(sp.oo), 0))
+    assert out.verdict is Verdict.UNKNOWN
+    assert out.detail == "oo, zoo, nan, I, AccumBounds are not translated: f(oo) > 0"
+
+
+def test_unsupported_logical_construct_is_unknown_naming_its_class_and_formula():
+    """Xor is outside the logic: UNKNOWN, and the detail names the class and the formula."""
+    x, y = _reals("x y")
+    out = entails([], sp.Xor(gt(x, 0), gt(y, 0)))
+    assert out.verdict is Verdict.UNKNOWN
+    assert out.detail == "unsupported logical construct Xor: (x > 0) ^ (y > 0)"
+
+
+def test_definedness_looks_inside_the_relations_of_an_unsupported_connective():
+    """Xor(1/x > 0, sqrt(y) > 0): its relations are still visited, so 1/x and sqrt(y) give their conditions."""
+    x, y = _reals("x y")
+    assert definedness(sp.Xor(gt(1 / x, 0), gt(sp.sqrt(y), 0))) == [sp.Ne(x, 0), y >= 0]
+
+
+def test_definedness_looks_inside_the_terms_of_an_unsupported_formula():
+    """Contains(1/x, [0, 1]): its term argument 1/x is visited as a term, so Ne(x, 0) is listed."""
+    x = sp.Symbol("x", real=True)
+    assert definedness(sp.Contains(1 / x, sp.Interval(0, 1), evaluate=False)) == [sp.Ne(x, 0)]
+
+
+# --- The search loop: z3 errors, unknowns, relaxations, models ---------------------------------------------------
+class _FailingNlsat:
+    """A stand-in for z3.Tactic whose solver takes settings and assertions, then fails in check() as z3
+    does on an internal error (no formula in the fragment is known to make nlsat raise)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def solver(self):
+        return self
+
+    def set(self, *args):
+        pass
+
+    def add(self, *args):
+        pass
+
+    def check(self):
+        raise z3.Z3Exception("max. memory exceeded")
+
+
+def _katsura():
+    """Katsura-4 with a positive product: nlsat does not decide it within seconds."""
+    x, y, z, w = _reals("x y z w")
+    return [sp.Eq(x**2 + 2 * y**2 + 2 * z**2 + 2 * w**2 - x, 0), sp.Eq(2 * x * y + 2 * y * z + 2 * z * w - y, 0),
+            sp.Eq(y**2 + 2 * x * z + 2 * y * w - z, 0), sp.Eq(x + 2 * y + 2 * z + 2 * w - 1, 0),
+            gt(x * y * z * w, sp.Rational(1, 1000))]
+
+
+def test_z3_error_is_reported_as_unknown_with_its_message(monkeypatch):
+    """nlsat raising on x > 0 (stand-in solver): UNKNOWN, and the detail names the pass and z3's message."""
+    x = sp.Symbol("x", real=True)
+    monkeypatch.setattr(z3, "Tactic", _FailingNlsat)
+    out = satisfiable([gt(x, 0)])
+    assert out.verdict is Verdict.UNKNOWN
+    assert out.detail == "over the reals (z3 nlsat): z3 error max. memory exceeded"
+
+
+def test_z3_error_in_the_real_pass_still_lets_the_integer_pass_decide(monkeypatch):
+    """0 < k < 1 with nlsat raising (stand-in solver): the integer pass still runs and finds no integer k."""
+    k = sp.Symbol("k", integer=True)
+    monkeypatch.setattr(z3, "Tactic", _FailingNlsat)
+    out = satisfiable([gt(k, 0), k < 1])
+    assert out.verdict is Verdict.FAILS
+    assert out.detail == "unsatisfiable: no such assignment with integer symbols as integers (z3)"
+
+
+def test_timeout_in_the_real_pass_still_lets_the_integer_pass_decide(monkeypatch):
+    """Katsura-4 and 0 < k < 1: nlsat times out in its 100 ms (fake clock), the integer pass gets the whole
+    second back and finds no integer k."""
+    k = sp.Symbol("k", integer=True)
+    monkeypatch.setattr(smt, "time", _Clock(0.0, 0.9, 0.0))
+    out = satisfiable([*_katsura(), gt(k, 0), k < 1], timeout_ms=1000)
+    assert out.verdict is Verdict.FAILS
+    assert out.detail == "unsatisfiable: no such assignment with integer symbols as integers (z3)"
+
+
+def test_relaxed_detail_lists_every_relaxation_separated_by_semicolons():
+    """log(x) > 0 and exp(y) > 2: both abstracted, so an assignment is not confirmed; the detail lists both."""
+    x, y = _reals("x y")
+    out = satisfiable([gt(sp.log(x), 0), gt(sp.exp(y), 2)])
+    assert out.verdict is Verdict.UNKNOWN
+    assert out.detail == ("over the reals (z3 nlsat): an assignment exists, but the translation is relaxed: "
+                          "abstracted log(x); abstracted exp(y)")
+
+
+def test_unknown_detail_joins_the_notes_of_both_passes_by_semicolons():
+    """k > 0 and log(x) > 0: each pass finds an assignment of a relaxed translation; both notes, in order."""
+    x, k = sp.Symbol("x", real=True), sp.Symbol("k", integer=True)
+    out = satisfiable([gt(k, 0), gt(sp.log(x), 0)])
+    assert out.verdict is Verdict.UNKNOWN and out.exact is False
+    assert out.detail == ("over the reals (z3 nlsat): an assignment exists, but the translation is relaxed: "
+                          "integer k relaxed to a real; abstracted log(x); "
+                          "with integer symbols as integers (z3): an assignment exists, but the translation is "
+                          "relaxed: abstracted log(x)")
+
+
+def test_symbol_that_z3_simplifies_away_still_gets_a_value():
+    """x = x (unevaluated) leaves x out of z3's model: model completion gives it 0, which checks exactly."""
+    x = sp.Symbol("x", real=True)
+    out = satisfiable([sp.Eq(x, x, evaluate=False)])
+    assert out.verdict is Verdict.HOLDS and out.model == {x: 0}
+
+
+def test_search_reports_a_confirmed_assignment_as_sat_and_exact():
+    """_search's tuple for x = 2: 'sat', the model {x: 2}, the detail, exact."""
+    x = sp.Symbol("x", real=True)
+    assert smt._search([sp.Eq(x, 2)], [], 1000) == (
+        "sat", {x: 2}, "{x: 2} over the reals (z3 nlsat), checked exactly in SymPy", True)
+
+
+def test_search_reports_unconfirmed_passes_as_unknown_and_inexact():
+    """_search's tuple when neither pass confirms an assignment: 'unknown', no model, the notes, not exact."""
+    x, k = sp.Symbol("x", real=True), sp.Symbol("k", integer=True)
+    assert smt._search([gt(k, 0), gt(sp.log(x), 0)], [], 5000) == (
+        "unknown", None,
+        "over the reals (z3 nlsat): an assignment exists, but the translation is relaxed: "
+        "integer k relaxed to a real; abstracted log(x); "
+        "with integer symbols as integers (z3): an assignment exists, but the translation is relaxed: "
+        "abstracted log(x)", False)
