@@ -1,0 +1,190 @@
+"""Behaviour of the context the kernel builds from a result (hypotheses, domains, quantified assumptions), pinned case by case.
+
+The symbol domains are hypotheses shown to the reader (reports, LaTeX); ``_open_in`` licenses rewriting inside a
+derivative, so it must say "open" only for a real, non-integer variable with no closed condition on it.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+
+from grpo_verify.proof import Assumption, Result, Status, kernel
+from grpo_verify.proof.kernel import ResultReport, StepReport
+
+
+def result(**kw) -> Result:
+    kw.setdefault("name", "t")
+    kw.setdefault("doc", "a test statement")
+    return Result(**kw)
+
+
+# -- the text of one declaration (tested directly: it is what every listed domain reads) --------------
+
+@pytest.mark.parametrize("assumptions, expected", [
+    ({"real": True}, "real"),
+    ({"positive": True}, "real > 0"),
+    ({"real": True, "nonnegative": True}, "real >= 0"),
+    ({"negative": True}, "real < 0"),
+    ({"real": True, "nonpositive": True}, "real <= 0"),
+    ({"real": True, "nonzero": True}, "real != 0"),
+    ({"integer": True}, "integer"),
+    ({"integer": True, "positive": True}, "integer > 0"),
+    ({"integer": True, "nonnegative": True}, "integer >= 0"),
+    ({"integer": True, "negative": True}, "integer < 0"),
+    ({"even": True}, "integer"),  # 0 is even: no sign
+    ({"odd": True}, "integer != 0"),  # 0 is not odd
+])
+def test_a_symbol_declaration_reads_as_its_kind_then_its_sign(assumptions, expected):
+    assert kernel._domain_text(sp.Symbol("s", **assumptions)) == expected
+
+
+def test_an_indexed_entry_reads_as_every_entry():
+    j = sp.Symbol("j", integer=True)
+    assert kernel._domain_text(sp.IndexedBase("a", real=True)[j]) == "real, every entry"
+    assert kernel._domain_text(sp.IndexedBase("a", real=True, nonnegative=True)[j]) == "real >= 0, every entry"
+    assert kernel._domain_text(sp.IndexedBase("b", integer=True, positive=True)[j]) == "integer > 0, every entry"
+
+
+def test_a_function_reads_as_a_smooth_function_with_its_values():
+    x = sp.Symbol("x", real=True)
+    assert kernel._domain_text(sp.Function("f", real=True)(x)) == "a smooth real function"
+    assert kernel._domain_text(sp.Function("f", real=True, negative=True)(x)) == \
+        "a smooth real function with values < 0"
+    assert kernel._domain_text(sp.Function("g", integer=True, nonnegative=True)(x)) == \
+        "a smooth integer function with values >= 0"
+
+
+# -- the list of symbol domains of a result ---------------------------------------------------------
+
+def test_symbol_domains_lists_every_free_symbol_family_and_function_sorted_by_name():
+    x = sp.Symbol("x", real=True)
+    p = sp.Symbol("p", positive=True)
+    k = sp.Symbol("k", integer=True, nonnegative=True)
+    j = sp.Symbol("j", integer=True)
+    a = sp.IndexedBase("a", real=True, positive=True)
+    f = sp.Function("f", real=True)
+    # written in the reverse of name order, so that the order of appearance is not the sorted one
+    r = result(lhs=x + f(p), rhs=sp.Sum(a[j], (j, 1, k)))
+    assert kernel.symbol_domains(r) == [(a, "real > 0, every entry"), (f, "a smooth real function"),
+                                        (k, "integer >= 0"), (p, "real > 0"), (x, "real")]
+
+
+def test_symbol_domains_sorts_by_name_not_by_appearance_or_text():
+    b = sp.Symbol("b", real=True)
+    a = sp.Symbol("a", integer=True)
+    c = sp.Symbol("c", positive=True)
+    r = result(lhs=c, rhs=b + a)
+    assert kernel.symbol_domains(r) == [(a, "integer"), (b, "real"), (c, "real > 0")]
+
+
+def test_symbol_domains_reads_every_kind_of_assumption():
+    x = sp.Symbol("x", real=True)
+    u = sp.Symbol("u", real=True)  # only in a condition
+    v = sp.Symbol("v", positive=True)  # only in a positive= expression
+    w = sp.Symbol("w", negative=True)  # only in an equation
+    t = sp.Symbol("t", real=True)  # only as a domain's symbol
+    c = sp.Symbol("c", integer=True)  # a bound of the domain: not a symbol the scan reads
+    r = result(lhs=x, rhs=x, assumptions=(
+        Assumption("u > 0", condition=u > 0),
+        Assumption("v - 1 > 0", positive=v - 1),
+        Assumption("w = -1", equation=(w, sp.Integer(-1))),
+        Assumption("t in [0, c]", domain=(t, sp.Interval(0, c))),
+    ))
+    assert kernel.symbol_domains(r) == [(t, "real"), (u, "real"), (v, "real > 0"), (w, "real < 0"),
+                                        (x, "real")]
+
+
+def test_symbol_domains_lists_a_for_all_family_and_range_but_not_its_index_and_reads_on_after_it():
+    x = sp.Symbol("x", real=True)
+    j = sp.Symbol("j", integer=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    y = sp.Symbol("y", real=True, nonzero=True)
+    a = sp.IndexedBase("a", real=True)
+    r = result(lhs=x, rhs=x, assumptions=(
+        Assumption("a_j > 0 for j = 1..n", condition=a[j] > 0, for_all=(j, 1, n)),
+        Assumption("y > 1", condition=y > 1),
+    ))
+    assert kernel.symbol_domains(r) == [(a, "real, every entry"), (n, "integer > 0"), (x, "real"),
+                                        (y, "real != 0")]
+
+
+def test_symbol_domains_omits_bound_indices_and_indexed_labels():
+    j = sp.Symbol("j", integer=True)
+    i = sp.Symbol("i", integer=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    a = sp.IndexedBase("a", real=True)
+    r = result(lhs=sp.Sum(a[j], (j, 1, n)), rhs=sp.Product(a[i] ** 2 + 1, (i, 1, n)))
+    assert kernel.symbol_domains(r) == [(a, "real, every entry"), (n, "integer > 0")]
+
+
+def test_symbol_domains_reads_every_symbol_of_every_expression():
+    # each condition repeats x (already found) beside a new symbol: none of the new ones may be skipped
+    x = sp.Symbol("x", real=True)
+    ys = [sp.Symbol(f"y{i}", positive=True) for i in range(10)]
+    r = result(lhs=x, rhs=x, assumptions=tuple(Assumption(f"x + y{i} > 0", condition=x + y > 0)
+                                               for i, y in enumerate(ys)))
+    assert kernel.symbol_domains(r) == [(x, "real"), *[(y, "real > 0") for y in ys]]
+
+
+def test_symbol_domains_reads_the_entries_of_a_matrix():
+    x = sp.Symbol("x", real=True)
+    k = sp.Symbol("k", integer=True)
+    a = sp.IndexedBase("a", real=True, positive=True)
+    f = sp.Function("f", real=True, positive=True)
+    m = sp.ImmutableMatrix([[x, a[k]], [f(x), 0]])
+    r = result(lhs=m, rhs=m)
+    assert kernel.symbol_domains(r) == [(a, "real > 0, every entry"), (f, "a smooth real function with values > 0"),
+                                        (k, "integer"), (x, "real")]
+
+
+# -- the one-line report ---------------------------------------------------------------------------
+
+def test_summary_lists_the_assumptions_and_each_step_with_its_route_if_any():
+    report = ResultReport(
+        name="t", status=Status.UNPROVED, seconds=1.234, scope="symbolic", consistency="z3 finds a model",
+        steps=(StepReport(1, "algebra", "=", Status.PROVED, 0.5, detail="equal", route="SymPy and z3"),
+               StepReport(2, "bound", "<=", Status.UNPROVED, 0.25, detail="undecided", route="")))
+    assert report.summary() == ("t: unproved (symbolic; 1.23 s)\n"
+                                "  assumptions: z3 finds a model\n"
+                                "  step 1 [algebra] proved via SymPy and z3: equal (0.50 s)\n"
+                                "  step 2 [bound] unproved: undecided (0.25 s)")
+
+
+# -- whether a variable ranges over an open set (licenses rewriting inside a derivative) ------------
+
+def test_open_in_holds_for_a_real_variable_under_strict_hypotheses_only():
+    x = sp.Symbol("x", real=True)
+    y = sp.Symbol("y", real=True)
+    assert kernel._open_in(x, [], {}) is True
+    assert kernel._open_in(x, [sp.And(x > 0, x < 1), sp.Ne(x, sp.Rational(1, 2)), y >= 0], {}) is True
+    assert kernel._open_in(x, [x >= 0], {}) is False
+    assert kernel._open_in(x, [sp.And(x > 0, x <= 1)], {}) is False
+
+
+@pytest.mark.parametrize("assumptions", [{}, {"integer": True}, {"integer": True, "positive": True}],
+                         ids=["complex", "integer", "positive integer"])
+def test_open_in_fails_for_a_complex_or_integer_variable(assumptions):
+    assert kernel._open_in(sp.Symbol("v", **assumptions), [], {}) is False
+
+
+@pytest.mark.parametrize("assumptions, expected", [
+    ({"positive": True}, True), ({"negative": True}, True), ({"real": True, "nonzero": True}, True),
+    ({"real": True, "nonnegative": True}, False), ({"real": True, "nonpositive": True}, False),
+])
+def test_open_in_fails_for_a_closed_sign_declaration_only(assumptions, expected):
+    assert kernel._open_in(sp.Symbol("v", **assumptions), [], {}) is expected
+
+
+@pytest.mark.parametrize("which, expected", [
+    ("open", True), ("closed", False), ("left-open", False), ("right-open", False),
+    ("open ray", True), ("closed ray", False), ("finite set", False), ("union", False),
+])
+def test_open_in_holds_for_an_open_interval_domain_only(which, expected):
+    x = sp.Symbol("x", real=True)
+    domain = {"open": sp.Interval.open(0, 1), "closed": sp.Interval(0, 1), "left-open": sp.Interval.Lopen(0, 1),
+              "right-open": sp.Interval.Ropen(0, 1), "open ray": sp.Interval.open(0, sp.oo),
+              "closed ray": sp.Interval(0, sp.oo), "finite set": sp.FiniteSet(0, 1),
+              "union": sp.Union(sp.Interval.open(0, 1), sp.Interval.open(2, 3))}[which]
+    assert kernel._open_in(x, [], {x: domain}) is expected
+    assert kernel._open_in(sp.Symbol("y", real=True), [], {x: domain}) is True  # another variable's domain
