@@ -91,6 +91,15 @@ def test_counterexample_search_stops_after_the_given_number_of_tries():
         f"counterexample at k = {draws[12]}: right - left = 0"
 
 
+def test_counterexample_shows_at_most_eight_values():
+    a = sp.symbols("a1:10", positive=True)
+    r = random.Random(0)
+    values = [_pos_real(r) for _ in a]
+    got = find_counterexample(a[0], "=", a[0] + 1, Context(hypotheses=[sp.Add(*a) < 100]))
+    shown = ", ".join(f"a{i + 1} = {sp.sstr(values[i])}" for i in range(8))
+    assert got == f"counterexample at {shown}: right - left = 1.0000000"
+
+
 def test_counterexample_respects_the_hypotheses_exactly():
     x = sp.Symbol("x", real=True)
     # x = x + 1 fails everywhere; the hypothesis x < 0 rejects the first two draws (positive)
