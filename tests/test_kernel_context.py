@@ -188,3 +188,163 @@ def test_open_in_holds_for_an_open_interval_domain_only(which, expected):
               "union": sp.Union(sp.Interval.open(0, 1), sp.Interval.open(2, 3))}[which]
     assert kernel._open_in(x, [], {x: domain}) is expected
     assert kernel._open_in(sp.Symbol("y", real=True), [], {x: domain}) is True  # another variable's domain
+
+
+# -- the formulas of the assumptions, the hypotheses and the quantified hypotheses ------------------
+
+def test_assumption_formulas_gives_each_part_in_order_and_keeps_an_equation_unevaluated():
+    x = sp.Symbol("x", real=True)
+    y = sp.Symbol("y", real=True)
+    a = Assumption("all parts", condition=x > 0, domain=(y, sp.Interval(0, 1)), positive=x - 1, equation=(2 * x, 2 * x))
+    formulas = kernel.assumption_formulas(a)
+    assert formulas == [sp.Gt(x, 0), sp.And(sp.Le(0, y), sp.Le(y, 1)), sp.Gt(x - 1, 0), sp.Eq(2 * x, 2 * x, evaluate=False)]
+    assert isinstance(formulas[3], sp.Equality)  # not evaluated to True
+
+
+def test_assumption_formulas_gives_each_part_alone_and_nothing_for_a_for_all():
+    x = sp.Symbol("x", real=True)
+    j = sp.Symbol("j", integer=True)
+    a = sp.IndexedBase("a", real=True)
+    assert kernel.assumption_formulas(Assumption("c", condition=x < 2)) == [sp.Lt(x, 2)]
+    assert kernel.assumption_formulas(Assumption("d", domain=(x, sp.Interval.open(0, 1)))) == \
+        [sp.And(sp.Lt(0, x), sp.Lt(x, 1))]
+    assert kernel.assumption_formulas(Assumption("p", positive=x + 3)) == [sp.Gt(x + 3, 0)]
+    assert kernel.assumption_formulas(Assumption("e", equation=(x, sp.Integer(1)))) == [sp.Eq(x, 1)]
+    assert kernel.assumption_formulas(Assumption("q", condition=a[j] > 0, for_all=(j, 1, 3))) == []
+
+
+def test_hypotheses_of_adds_the_definedness_of_each_assumption_before_it_once():
+    x = sp.Symbol("x", real=True)
+    r = result(lhs=x, rhs=x, assumptions=(Assumption("1/x > 0", condition=1 / x > 0),
+                                          Assumption("again", condition=1 / x > 0)))
+    assert kernel.hypotheses_of(r) == [sp.Ne(x, 0), 1 / x > 0]
+
+
+def test_hypotheses_of_skips_a_true_formula_but_reads_the_rest_of_its_assumption():
+    x = sp.Symbol("x", real=True)
+    r = result(lhs=x, rhs=x, assumptions=(Assumption("trivial", condition=sp.true, positive=x),))
+    assert kernel.hypotheses_of(r) == [sp.Gt(x, 0)]
+
+
+def test_quantified_of_gives_the_definedness_and_the_condition_over_a_canonical_index_once():
+    x = sp.Symbol("x", real=True)
+    j = sp.Symbol("j", integer=True)
+    i = sp.Symbol("i", integer=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    a = sp.IndexedBase("a", real=True)
+    q = kernel._QUANTIFIED_INDEX
+    r = result(lhs=x, rhs=x, assumptions=(
+        Assumption("1/a_j > 0", condition=1 / a[j] > 0, for_all=(j, 1, n)),
+        Assumption("the same over i", condition=1 / a[i] > 0, for_all=(i, 1, n)),
+        Assumption("x > 0", condition=x > 0),
+    ))
+    assert kernel.quantified_of(r) == [(q, sp.Integer(1), n, sp.Ne(a[q], 0)), (q, sp.Integer(1), n, 1 / a[q] > 0)]
+
+
+def test_quantified_of_evaluates_sums_in_the_condition():
+    x = sp.Symbol("x", real=True)
+    j = sp.Symbol("j", integer=True)
+    k = sp.Symbol("k", integer=True)
+    a = sp.IndexedBase("a", real=True)
+    q = kernel._QUANTIFIED_INDEX
+    r = result(lhs=x, rhs=x, assumptions=(
+        Assumption("a_j > 1 + 2 + 3", condition=a[j] > sp.Sum(k, (k, 1, 3)), for_all=(j, 0, 2)),))
+    assert kernel.quantified_of(r) == [(q, sp.Integer(0), sp.Integer(2), a[q] > 6)]
+
+
+# -- the context -------------------------------------------------------------------------------------
+
+def test_context_of_holds_the_prepared_hypotheses_domains_and_quantified_hypotheses():
+    x = sp.Symbol("x", real=True)
+    y = sp.Symbol("y", real=True)
+    t = sp.Symbol("t", real=True)
+    j = sp.Symbol("j", integer=True)
+    k = sp.Symbol("k", integer=True)
+    a = sp.IndexedBase("a", real=True)
+    q = kernel._QUANTIFIED_INDEX
+    r = result(lhs=x, rhs=x, assumptions=(
+        Assumption("1 + 2 + 3 > y", condition=sp.Sum(k, (k, 1, 3)) > y),
+        Assumption("t in (0, 1)", domain=(t, sp.Interval.open(0, 1))),
+        Assumption("a_j > 0", condition=a[j] > 0, for_all=(j, 1, 2)),
+    ))
+    ctx = kernel.context_of(r)
+    assert ctx.hypotheses == [sp.Gt(6, y), sp.And(sp.Lt(0, t), sp.Lt(t, 1))]
+    assert ctx.domains == {t: sp.Interval.open(0, 1)}
+    assert ctx.rewrites == []
+    assert ctx.quantified == [(q, sp.Integer(1), sp.Integer(2), a[q] > 0)]
+    assert ctx.universal is False
+
+
+def test_context_of_is_universal_only_for_an_equation_holding_for_every_value():
+    x = sp.Symbol("x", real=True)
+    w = sp.Symbol("w", real=True)
+
+    def universal(*assumptions):
+        return kernel.context_of(result(lhs=x, rhs=x, assumptions=assumptions)).universal
+
+    assert universal(Assumption("w = 1 for every x", equation=(w, sp.Integer(1)), for_every=(x,))) is True
+    assert universal(Assumption("w = 1", equation=(w, sp.Integer(1)))) is False
+    assert universal(Assumption("w > 0 for every x", condition=w > 0, for_every=(x,))) is False
+
+
+def test_quantified_instances_apply_only_where_the_range_lies_inside_the_quantified_one():
+    x = sp.Symbol("x", real=True)
+    j = sp.Symbol("j", integer=True)
+    i = sp.Symbol("i", integer=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    a = sp.IndexedBase("a", real=True)
+    r = result(lhs=x, rhs=x, assumptions=(Assumption("a_j > 0", condition=a[j] > 0, for_all=(j, 1, n)),))
+    ctx = kernel.context_of(r)
+    assert kernel._quantified_instances(ctx, i, sp.Integer(2), n) == [a[i] > 0]
+    assert kernel._quantified_instances(ctx, i, sp.Integer(1), n - 1) == [a[i] > 0]
+    assert kernel._quantified_instances(ctx, i, sp.Integer(0), n) == []  # 0 is outside 1..n
+    assert kernel._quantified_instances(ctx, i, sp.Integer(1), n + 1) == []  # n + 1 is outside 1..n
+
+
+def test_quantified_instances_use_the_hypotheses_to_compare_the_ranges():
+    x = sp.Symbol("x", real=True)
+    j = sp.Symbol("j", integer=True)
+    i = sp.Symbol("i", integer=True)
+    m = sp.Symbol("m", integer=True)  # no sign declared: only the hypothesis m >= 3 places it
+    a = sp.IndexedBase("a", real=True)
+    r = result(lhs=x, rhs=x, assumptions=(Assumption("m >= 3", condition=m >= 3),
+                                          Assumption("a_j > 0 for j = 2..m", condition=a[j] > 0, for_all=(j, 2, m))))
+    ctx = kernel.context_of(r)
+    assert kernel._quantified_instances(ctx, i, m, m) == [a[i] > 0]  # m >= 2 from m >= 3
+    assert kernel._quantified_instances(ctx, i, sp.Integer(2), sp.Integer(3)) == [a[i] > 0]  # 3 <= m from m >= 3
+    assert kernel._quantified_instances(ctx, i, sp.Integer(2), sp.Integer(4)) == []  # m = 3 is admissible
+
+
+# -- the subterms z3 would read as free numbers -------------------------------------------------------
+
+class _Operator(sp.Function):
+    """An operator of a derivation (defined outside SymPy): free by construction."""
+
+
+def test_interpreted_atoms_are_sympy_functions_and_sums_of_fixed_terms():
+    x = sp.Symbol("x", real=True)
+    y = sp.Symbol("y", real=True)
+    j = sp.Symbol("j", integer=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    a = sp.IndexedBase("a", real=True)
+    g = sp.Function("g", real=True)
+    assert kernel._interpreted_atoms([sp.sin(x) > 1]) == [sp.sin(x)]
+    assert kernel._interpreted_atoms([sp.Sum(j ** 2, (j, 1, n)) > x]) == [sp.Sum(j ** 2, (j, 1, n))]
+    assert kernel._interpreted_atoms([sp.Product(sp.sin(j), (j, 1, n)) > x]) == \
+        [sp.Product(sp.sin(j), (j, 1, n)), sp.sin(j)]
+    assert kernel._interpreted_atoms([x > 0, sp.cos(y) > 0]) == [sp.cos(y)]
+
+
+def test_interpreted_atoms_skip_exact_and_free_terms_but_look_inside_them():
+    x = sp.Symbol("x", real=True)
+    y = sp.Symbol("y", real=True)
+    j = sp.Symbol("j", integer=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    a = sp.IndexedBase("a", real=True)
+    g = sp.Function("g", real=True)
+    assert kernel._interpreted_atoms([sp.Abs(x) > 1, sp.Max(x, y) < 2, sp.Min(x, y) < 2, g(x) > 0,
+                                      _Operator(x) > 0, sp.Piecewise((x, y > 0), (y, True)) > 0]) == []
+    assert kernel._interpreted_atoms([sp.Abs(sp.sin(x)) < 2]) == [sp.sin(x)]
+    assert kernel._interpreted_atoms([sp.Max(x, sp.cos(y)) < 2]) == [sp.cos(y)]
+    assert kernel._interpreted_atoms([sp.Sum(a[j], (j, 1, n)) > 0, sp.Sum(g(j), (j, 1, n)) > 0,
+                                      sp.Sum(_Operator(j), (j, 1, n)) > 0]) == []
