@@ -231,6 +231,10 @@ def test_a_binomial_coefficient_does_not_vouch_for_the_other_factors():
     weight = sp.binomial(R, jn) * g(x)  # the binomial comes first among the factors
     assert kernel.product_sign(weight, False, ctx(), _within(jn, 0, R)) == ""
     assert kernel.product_sign(weight, False, ctx(g(x) >= 0), _within(jn, 0, R)) == PRODUCT_NONNEG
+    k = sp.Symbol("k", integer=True)  # of unknown sign: binomial(R - 1, k) > 0 needs the binomial rule
+    counted = sp.binomial(R - 1, k) * g(x)
+    assert kernel.product_sign(counted, True, ctx(), _within(k, 0, R - 1)) == ""
+    assert kernel.product_sign(counted, True, ctx(g(x) > 0), _within(k, 0, R - 1)) == PRODUCT_POS
 
 
 def test_a_power_with_a_symbolic_exponent_needs_a_positive_base():
@@ -281,6 +285,9 @@ def test_the_power_rule_reads_a_negative_leading_term_by_swapping_the_bases():
         _power_text(False, "n", "x + 1", "x")
     assert kernel.power_monotonicity(2 * (x + 1) ** R - 2 * x**R, True, at0) == _power_text(True, "R", "x + 1", "x")
     assert kernel.power_monotonicity(x**n0 - (x + 1) ** n0, False, at0) == ""  # the wrong order
+    # the terms come as -2/3 x^n, 2/3 (x + 1)^n: a coefficient below 1 is positive all the same
+    third = sp.Rational(2, 3) * ((x + 1) ** n0 - x**n0)
+    assert kernel.power_monotonicity(third, False, at0) == _power_text(False, "n", "x + 1", "x")
 
 
 def test_the_power_rule_distributes_a_common_coefficient():
@@ -349,6 +356,22 @@ def test_the_rank_of_an_idempotent_matrix_of_symbolic_size_is_its_trace():
     value, how = kernel.symbolic_ranks(MatrixRank(centring) + 1, ctx(), {})
     assert sp.simplify(value - R) == 0  # (R - 1) + 1
     assert how == "rank = trace of the idempotent SquareMatrix(R, Lambda((i, j), KroneckerDelta(i, j) - 1/R))"
+
+
+def test_the_idempotent_rule_discharges_the_definedness_of_its_entries():
+    i, k = sp.symbols("i j", integer=True)
+    centring = SquareMatrix(n, sp.Lambda((i, k), sp.KroneckerDelta(i, k) - 1 / n))  # 1/n needs n != 0
+    value, how = kernel.symbolic_ranks(MatrixRank(centring), ctx(n >= 1), {})
+    assert sp.simplify(value - (n - 1)) == 0
+    assert how == "rank = trace of the idempotent SquareMatrix(n, Lambda((i, j), KroneckerDelta(i, j) - 1/n))"
+
+
+def test_the_rank_rules_name_every_matrix_they_rewrote():
+    centring = _square(lambda i, k: sp.KroneckerDelta(i, k) - 1 / R)
+    identity = _square(lambda i, k: sp.KroneckerDelta(i, k))
+    value, how = kernel.symbolic_ranks(MatrixRank(centring) + MatrixRank(identity), ctx(), {})
+    assert sp.simplify(value - (2 * R - 1)) == 0
+    assert sorted(how.split("; ")) == sorted(f"rank = trace of the idempotent {sp.sstr(m)}" for m in (centring, identity))
 
 
 def test_a_rank_no_rule_decides_is_left_as_it_is():
@@ -441,8 +464,9 @@ def test_an_undecided_piecewise_is_left_as_it_is():
 def test_a_piecewise_condition_proved_only_in_part_decides_nothing():
     both = sp.Piecewise((0, sp.And(x > 0, y > 0)), (1, True))
     assert kernel.resolve_piecewise(both, ctx(x > 0)) == both
-    either = sp.Piecewise((0, sp.Or(x <= 0, y <= 0)), (1, True))  # its negation is x > 0 and y > 0
+    either = sp.Piecewise((0, sp.Not(sp.And(x > 0, y > 0))), (1, True))  # its negation is x > 0 and y > 0
     assert kernel.resolve_piecewise(either, ctx(x > 0)) == either
+    assert kernel.resolve_piecewise(either, ctx(x > 0, y > 0)) == 1
 
 
 def test_a_piecewise_inside_a_lambda_is_set_aside():
