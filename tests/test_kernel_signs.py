@@ -65,6 +65,14 @@ def test_a_conjunction_needs_every_conjunct_and_names_the_routes_of_the_proved_o
 
 def test_a_relation_the_sympy_route_decides_is_proved_by_sympy():
     assert kernel.prove_condition(sp.Ge(x**2 - 2 * x + 1, 0), ctx()) == (True, "SymPy")  # (x - 1)**2
+    assert kernel.prove_condition(sp.Le(2 * x - 1 - x**2, 0), ctx()) == (True, "SymPy")  # read as 0 >= lhs
+    assert kernel.prove_condition(sp.Eq((x + 1) ** 2, x**2 + 2 * x + 1), ctx()) == (True, "SymPy")
+
+
+def test_the_sympy_route_reads_the_local_hypotheses():
+    # x - 1 > 0 makes x - 1 a positive atom for SymPy; z3 sees exp(x) as an opaque number
+    assert kernel.prove_condition(sp.Gt(sp.exp(x) * (x - 1), 0), ctx(), [sp.Gt(x - 1, 0)]) == (True, "SymPy")
+    assert kernel.prove_condition(sp.Gt(sp.exp(x) * (x - 1), 0), ctx()) == (False, "")
 
 
 def test_a_condition_only_z3_decides_is_proved_by_z3():
@@ -160,8 +168,10 @@ def test_a_sum_of_several_terms_is_decided_term_by_term():
     two = sp.Sum(f(j), (j, 1, n0)) + 3 * sp.Sum(f(k), (k, 1, R))
     assert kernel.sum_sign(two, True, ctx()) == SUM_POS  # the second range is non-empty
     assert kernel.sum_sign(sp.Sum(f(j), (j, 1, n0)) - sp.Sum(f(k), (k, 1, R)), False, ctx()) == ""
-    # read as written it is no sum of sums; expanded, 2 (sum f + sum f) is
-    assert kernel.sum_sign(2 * (sp.Sum(f(j), (j, 1, R)) + sp.Sum(f(k), (k, 1, n0))), True, ctx()) == SUM_POS
+    # read as written it is no sum of sums; expanded, w (sum f + sum f) is
+    assert kernel.sum_sign(w * (sp.Sum(f(j), (j, 1, R)) + sp.Sum(f(k), (k, 1, n0))), True, ctx()) == SUM_POS
+    assert kernel.sum_sign(w * (sp.Sum(f(j), (j, 1, R)) + sp.Sum(f(k), (k, 1, n0))), False, ctx()) == SUM_NONNEG
+    assert kernel.sum_sign(w * (sp.Sum(f(j), (j, 1, n0)) + sp.Sum(f(k), (k, 1, n0))), True, ctx()) == ""
 
 
 def test_the_sum_rule_uses_the_product_rule_for_the_body():
