@@ -551,3 +551,71 @@ def test_a_for_each_skips_the_values_the_hypotheses_exclude():
     step_report(none.steps[0], 1, "direct computation", ">", Status.UNPROVED,
                 "no value of n = 0..4 satisfies the assumptions: nothing was checked", "")
 
+
+
+# -- the obligations of both parts of a rule are reported ------------------------------------------
+
+def test_an_induction_reports_the_obligations_of_its_base_case_and_of_its_step():
+    n, a = n_(), real("a")
+    report = result(lhs=sp.sqrt(n + a), rhs=sp.Integer(0), relation=">=", assumptions=(cond(n >= 0), cond(a >= 0)),
+                    induction=Induction(n, 0)).check()
+    assert report.status is Status.PROVED, report.summary()
+    conditions = [o.condition for o in report.obligations]
+    assert "a >= 0" in conditions  # the base case's sqrt(a)
+    assert any("n" in c for c in conditions), conditions  # the step's sqrt(a + n + 1)
+
+
+def test_the_mean_value_rule_reports_the_obligations_at_the_point_and_along_the_interval():
+    x, a = real("x"), real("a")
+    report = about(x**2 + sp.sqrt(x + a), sp.Integer(0), ">=", x, 0, cond(a > 0), cond(x >= 0)).check()
+    assert report.status is Status.PROVED, report.summary()
+    assert [(o.condition, o.status) for o in report.obligations] == [
+        ("a >= 0", Status.PROVED), ("_y + a > 0", Status.PROVED), ("_y + a >= 0", Status.PROVED)]
+
+
+def test_an_induction_uses_a_cited_inequality_that_does_not_mention_n():
+    # n (x - 1 - log x) >= 0: the step at n = 0 needs x - 1 - log x >= 0, the cited tangent bound
+    n, xp = n_(), sp.Symbol("xp", positive=True)
+    tangent = result(name="log_below_tangent", lhs=sp.log(xp), rhs=xp - 1, relation="<=", minimum_at=MinimumAt(xp, 1))
+    claim = dict(lhs=n * (xp - 1 - sp.log(xp)), rhs=sp.Integer(0), relation=">=", assumptions=(cond(n >= 0),),
+                 induction=Induction(n, 0))
+    report = result(**claim, using=(tangent,)).check()
+    assert report.status is Status.PROVED, report.summary()
+    step_report(report.steps[1], 2, "inductive step n -> n + 1 (the statement at n assumed)", ">=", Status.PROVED,
+                Z3_PROVED, "z3")
+    assert result(**claim).check().status is Status.UNPROVED
+
+
+def test_the_slope_is_decided_on_the_variables_own_interval_beside_another_domain():
+    x, a = real("x"), real("a")
+    report = about(x**3 - 3 * x + a, a - 2, ">=", x, 1, Assumption("x in [0, 3]", domain=(x, sp.Interval(0, 3))),
+                   Assumption("a in [5, 6]", domain=(a, sp.Interval(5, 6)))).check()
+    assert report.status is Status.PROVED, report.summary()
+    step_report(report.steps[1], 2, SLOPE.format(1), ">=", Status.PROVED,
+                "exact real-root isolation on Interval(0, 3)", "SymPy and z3")
+
+
+def test_the_mean_value_rule_uses_a_cited_inequality_at_the_point():
+    x, xp = real("x"), sp.Symbol("xp", positive=True)
+    tangent = result(name="log_below_tangent", lhs=sp.log(xp), rhs=xp - 1, relation="<=", minimum_at=MinimumAt(xp, 1))
+    claim = (x**2 + xp - 1 - sp.log(xp), sp.Integer(0), ">=", x, 0)
+    report = about(*claim, using=(tangent,)).check()
+    assert report.status is Status.PROVED, report.summary()
+    assert about(*claim).check().status is Status.UNPROVED
+
+
+def test_the_mean_value_rule_citing_a_range_checked_result_is_proved_for_that_range():
+    x, k = real("x"), sp.Symbol("k", integer=True)
+    ranged = result(name="rng", lhs=2**k, rhs=sp.Integer(1), relation=">=", for_each=ForEach.range(k, 0, 3))
+    report = about(x**2, sp.Integer(0), ">=", x, 0, using=(ranged,)).check()
+    assert report.status is Status.PROVED_FOR_RANGE, report.summary()
+    assert report.scope == "k = 0..3" and report.consistency == NO_ASSUMPTIONS
+
+
+def test_a_false_value_at_the_point_is_refuted_at_the_other_symbols_only():
+    # x^2 + a >= 0 with a <= 0 and x >= a: at x = 0 the value is a, negative for a = -1
+    x, a = real("x"), real("a")
+    report = about(x**2 + a, sp.Integer(0), ">=", x, 0, cond(a <= 0), cond(x >= a)).check()
+    assert report.status is Status.REFUTED, report.summary()
+    step_report(report.steps[0], 1, AT.format(0), ">=", Status.REFUTED,
+                "counterexample at a = -11/20: right - left = 0.55000000", "exact evaluation")
