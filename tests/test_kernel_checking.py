@@ -619,3 +619,28 @@ def test_a_false_value_at_the_point_is_refuted_at_the_other_symbols_only():
     assert report.status is Status.REFUTED, report.summary()
     step_report(report.steps[0], 1, AT.format(0), ">=", Status.REFUTED,
                 "counterexample at a = -11/20: right - left = 0.55000000", "exact evaluation")
+
+
+def test_a_symbolic_point_of_a_positive_variable_must_be_shown_positive():
+    xp, b = sp.Symbol("xp", positive=True), real("b")
+    report = about((xp - b)**2, sp.Integer(0), ">=", xp, b, cond(b > 0)).check()
+    assert report.status is Status.PROVED, report.summary()
+    refusal(about((xp - b)**2, sp.Integer(0), ">=", xp, b).check(),
+            "mean-value rule refused: the point b is not shown to be positive like xp", NO_ASSUMPTIONS)
+
+
+def test_a_rule_reports_its_name_symbolic_scope_time_and_obligations():
+    n, j = n_(), sp.Symbol("j", integer=True)
+    report = result(lhs=sp.Sum(2 * j - 1, (j, 1, n)), rhs=n**2, assumptions=(cond(n >= 0),),
+                    induction=Induction(n, 0)).check()
+    assert (report.name, report.status, report.scope) == ("t", Status.PROVED, "symbolic")
+    assert isinstance(report.obligations, tuple) and len(report.obligations) == 1
+    assert 0 <= report.seconds < 60
+
+
+def test_a_rule_citing_two_range_checked_results_names_both_ranges():
+    x, k, m = real("x"), sp.Symbol("k", integer=True), sp.Symbol("m", integer=True)
+    first = result(name="rng", lhs=2**k, rhs=sp.Integer(1), relation=">=", for_each=ForEach.range(k, 0, 3))
+    second = result(name="rng2", lhs=3**m, rhs=sp.Integer(1), relation=">=", for_each=ForEach.range(m, 1, 4))
+    report = about(x**2, sp.Integer(0), ">=", x, 0, using=(first, second)).check()
+    assert report.status is Status.PROVED_FOR_RANGE and report.scope == "k = 0..3; m = 1..4", report.summary()
