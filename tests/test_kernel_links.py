@@ -1010,3 +1010,59 @@ def test_a_sympy_refutation_keeps_the_obligations():
     assert (got.status, got.route) == (Status.REFUTED, "SymPy"), got
     assert got.obligations == [ObligationReport("Ne(m, 0)", "1/m: division by m", Status.PROVED, "an assumption",
                                                 "m \\neq 0")]
+
+
+def test_sympy_alone_proves_a_trigonometric_identity():
+    # z3 sees sin(x) and cos(x) as free numbers
+    got = link(sp.sin(x) ** 2 + sp.cos(x) ** 2, "=", 1)
+    assert (got.status, got.route) == (Status.PROVED, "SymPy"), got
+
+
+def test_a_z3_proof_and_a_power_rule_proof_keep_the_obligations():
+    defined = [ObligationReport("Ne(m, 0)", "1/m: division by m", Status.PROVED, "an assumption", "m \\neq 0")]
+    one = sp.Mul(m, 1 / m, evaluate=False)  # 1 where defined
+    got = link(one + R - k, ">=", 2, k < R, sp.Ne(m, 0))
+    assert (got.status, got.route, got.obligations) == (Status.PROVED, "z3", defined), got
+    n = sp.Symbol("n", integer=True, nonnegative=True)
+    a, b = sp.symbols("a b", positive=True)
+    got = link(sp.Mul(m, 1 / m, a**n, evaluate=False), ">=", b**n, a >= b, sp.Ne(m, 0))
+    assert (got.status, got.route, got.obligations) == (Status.PROVED, "power rule", defined), got
+
+
+def test_a_sum_over_a_symbolic_range_goes_to_the_sum_rule_first():
+    f = sp.Function("f", positive=True)
+    assert link(sp.Sum(f(j), (j, 1, R)), ">=", 0) == \
+        _Link(Status.PROVED, "a sum of non-negative terms", "sum rule", False, [])
+    assert link(sp.Sum(f(j), (j, k, 3)), ">=", 0, k <= 3).route == "sum rule"  # a symbolic lower limit
+
+
+def test_sums_that_cancel_leave_the_link_to_the_routes():
+    f = sp.Function("f", positive=True)
+    p, q = sp.symbols("p q", positive=True)
+    total = sp.Sum(f(j), (j, 1, R))
+    assert link(total + p * q, ">", total) == _Link(Status.PROVED, "sign from assumptions", "SymPy and z3", False, [])
+
+
+def test_a_disagreement_keeps_the_obligations(monkeypatch):
+    monkeypatch.setattr(smt, "entails", _lying_entails(smt.Verdict.FAILS))
+    got = link(sp.Mul(m, 1 / m, evaluate=False) + (x + 1) ** 2 - 1, "=", x**2 + 2 * x + 1, sp.Ne(m, 0))
+    assert got.disagreement is True and got.status is Status.UNPROVED
+    assert got.obligations == [ObligationReport("Ne(m, 0)", "1/m: division by m", Status.PROVED, "an assumption",
+                                                "m \\neq 0")]
+
+
+def test_a_hypothesis_against_the_sign_the_sum_rule_gives_is_contradictory():
+    # f(j) > 0 for every j in 1..R makes Sum(f(j), j = 1..R) > 0, against the assumed Sum < 0
+    f = sp.Function("f", real=True)
+    report = result(lhs=R, rhs=sp.Integer(0), relation=">",
+                    assumptions=(Assumption("f > 0", f(j) > 0, for_all=(j, 1, R)),
+                                 Assumption("Sum f < 0", sp.Sum(f(j), (j, 1, R)) < 0))).check()
+    assert report.status is Status.UNPROVED and report.steps[0].detail.startswith(
+        "refused: the assumptions are contradictory"), report.summary()
+
+
+def test_a_sum_with_a_symbolic_lower_limit_gets_a_derived_sign():
+    f = sp.Function("f", real=True)
+    k0 = sp.Symbol("k", integer=True)
+    ctx = decide.Context(quantified=[(j, k0, 3, f(j) > 0)])
+    assert kernel._derived_facts([sp.Sum(f(j), (j, k0, 3)) < 1], ctx) == [sp.Sum(f(j), (j, k0, 3)) >= 0]
