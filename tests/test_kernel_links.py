@@ -576,7 +576,8 @@ def test_a_strict_chain_proves_a_strict_statement():
         (1, "a square", "<=", Status.PROVED, "SymPy and z3"), (2, "plus one", "<", Status.PROVED, "SymPy and z3"),
         (3, "chain ends at the statement's right-hand side", "=", Status.PROVED, "SymPy and z3")]
     assert report.consistency == "no assumptions beyond the symbol domains"
-    assert 0 <= report.seconds < 60
+    assert 0 <= report.seconds < 60 and all(0 <= s.seconds < 60 for s in report.steps)
+    assert all(s.disagreement is False for s in report.steps)
 
 
 def test_a_statement_that_does_not_follow_from_the_chain_is_refuted():
@@ -641,6 +642,7 @@ def test_a_step_citing_an_assumption_the_result_does_not_state_is_unproved_and_t
     first = report.steps[0]
     assert (first.index, first.rule, first.relation, first.status) == (1, "rewrite", "=", Status.UNPROVED)
     assert first.detail == "uses the assumption 'elsewhere', which this result does not state"
+    assert 0 <= first.seconds < 60
     assert report.steps[1].status is Status.PROVED  # decided from m, the first step's expression
     stopped = kernel.check(claim, stop_at_failure=True).steps
     assert [(s.index, s.detail) for s in stopped] == [(1, first.detail)]
@@ -684,7 +686,7 @@ def test_a_link_undecided_symbolically_falls_back_to_each_value():
     report = result(lhs=2**R, rhs=R + 1, relation=">=", fallback=ForEach.range(R, 1, 4)).check()
     assert report.status is Status.PROVED_FOR_RANGE and report.scope == "R = 1..4"
     assert report.steps[0].detail == "decided exactly for each R = 1..4"
-    assert report.steps[0].status is Status.PROVED_FOR_RANGE
+    assert report.steps[0].status is Status.PROVED_FOR_RANGE and len(report.steps) == 1  # no closing step
 
 
 def test_a_fallback_is_not_used_for_a_link_proved_symbolically():
@@ -702,6 +704,10 @@ def test_a_step_for_each_value_is_proved_for_that_range():
     report = result(lhs=2**R, rhs=R + 1, relation=">=",
                     steps=(Step(R + 1, "each value", relation=">=", for_each=ForEach(R, (1, 2, 5))),)).check()
     assert report.status is Status.PROVED_FOR_RANGE and report.scope == "R in {1, 2, 5}"
+    two = result(lhs=2**R, rhs=R, relation=">=",
+                 steps=(Step(R + 1, "each value", relation=">=", for_each=ForEach(R, (1, 2, 5))),
+                        Step(R, "minus one", relation=">", for_each=ForEach.range(R, 1, 3)))).check()
+    assert two.status is Status.PROVED_FOR_RANGE and two.scope == "R in {1, 2, 5}; R = 1..3", two.summary()
 
 
 def test_the_summary_lists_the_steps_with_their_routes():
@@ -899,6 +905,9 @@ def test_smoothing_needs_the_rewritten_function_smooth():
     other = (sp.Max(x, 2 * x), 2 * x, frozenset({x}), frozenset())  # does not touch Max(x, -x)
     assert kernel.smooth_by_rewriting(_kink(), decide.Context(hypotheses=[x > 0], rewrites=[other])) == (False, "")
     assert kernel.smooth_by_rewriting(_kink(), decide.Context(hypotheses=[x > 0])) == (False, "")
+    still_kinked = (sp.Max(x, -x), sp.Abs(x), frozenset({x}), frozenset())  # |x| kinks at 0 as well
+    assert kernel.smooth_by_rewriting(_kink(), decide.Context(hypotheses=[x > 0], rewrites=[still_kinked])) == \
+        (False, "")
 
 
 def test_smoothing_needs_an_open_set():
@@ -914,6 +923,11 @@ def test_smoothing_needs_an_open_set():
 def test_smoothing_at_a_point_needs_the_point_admissible():
     everywhere = (sp.Max(x, -x), x, frozenset(), frozenset({x}))
     assert kernel.smooth_by_rewriting(_kink(-1), decide.Context(hypotheses=[x > 0], rewrites=[everywhere])) == \
+        (False, "")
+    # x > m at the point 1 needs m < 1 from the context
+    assert kernel.smooth_by_rewriting(_kink(1), decide.Context(hypotheses=[x > m, m < 1], rewrites=[everywhere])) == \
+        (True, "smooth after rewriting, on an open set")
+    assert kernel.smooth_by_rewriting(_kink(1), decide.Context(hypotheses=[x > m], rewrites=[everywhere])) == \
         (False, "")
     # no hypothesis on x: every point is admissible, 0 included
     assert kernel.smooth_by_rewriting(_kink(0), decide.Context(rewrites=[everywhere])) == \
@@ -1043,6 +1057,13 @@ def test_sums_that_cancel_leave_the_link_to_the_routes():
     assert link(total + p * q, ">", total) == _Link(Status.PROVED, "sign from assumptions", "SymPy and z3", False, [])
 
 
+def test_a_disagreement_is_listed_in_the_result_report(monkeypatch):
+    monkeypatch.setattr(smt, "entails", _lying_entails(smt.Verdict.FAILS))
+    report = result(lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1).check()
+    assert report.status is Status.UNPROVED
+    assert [(s.index, s.disagreement, s.route) for s in report.disagreements] == [(1, True, "")]
+
+
 def test_a_disagreement_keeps_the_obligations(monkeypatch):
     monkeypatch.setattr(smt, "entails", _lying_entails(smt.Verdict.FAILS))
     got = link(sp.Mul(m, 1 / m, evaluate=False) + (x + 1) ** 2 - 1, "=", x**2 + 2 * x + 1, sp.Ne(m, 0))
@@ -1066,3 +1087,9 @@ def test_a_sum_with_a_symbolic_lower_limit_gets_a_derived_sign():
     k0 = sp.Symbol("k", integer=True)
     ctx = decide.Context(quantified=[(j, k0, 3, f(j) > 0)])
     assert kernel._derived_facts([sp.Sum(f(j), (j, k0, 3)) < 1], ctx) == [sp.Sum(f(j), (j, k0, 3)) >= 0]
+
+
+def test_a_condition_marked_for_every_value_without_an_equation_gives_no_instances():
+    claim = result(lhs=x + 1, rhs=x, relation=">", assumptions=(Assumption("x > 0", x > 0, for_every=(m,)),))
+    assert kernel._universal_instances(claim, decide.Context()) == []
+    assert claim.check().status is Status.PROVED
