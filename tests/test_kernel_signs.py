@@ -453,6 +453,24 @@ def test_a_strictly_triangular_matrix_is_not_of_full_rank():
     assert kernel.symbolic_ranks(strictly, ctx(), {}) == (strictly, "")
 
 
+
+def test_a_lower_triangular_matrix_whose_first_row_vanishes_is_not_of_full_rank():
+    # diagonal i - 1 is 0 at i = 1 (row 1 is zero: rank R - 1); a check of the diagonal that skipped
+    # i = 1 would call it full rank
+    first_row_zero = MatrixRank(_square(lambda i, k: sp.Piecewise((i - 1, k <= i), (0, True))))
+    assert kernel.symbolic_ranks(first_row_zero, ctx(), {}) == (first_row_zero, "")
+    full = _square(lambda i, k: sp.Piecewise((i, k <= i), (0, True)))  # diagonal i != 0: rank R
+    value, how = kernel.symbolic_ranks(MatrixRank(full), ctx(), {})
+    assert value == R
+    assert how == f"rank = size of the triangular matrix with a nonzero diagonal {sp.sstr(full)}"
+
+
+def test_an_upper_triangular_matrix_with_a_nonzero_first_column_is_not_of_full_rank():
+    # ones on and above the diagonal and in column 1: rows 1 and 2 are both all ones (rank < R);
+    # a check below the diagonal that skipped column 1 would call it triangular
+    first_column = MatrixRank(_square(lambda i, k: sp.Piecewise((1, i <= k), (1, sp.Eq(k, 1)), (0, True))))
+    assert kernel.symbolic_ranks(first_column, ctx(), {}) == (first_column, "")
+
 # -- resolve_piecewise -----------------------------------------------------------------------------
 
 def test_a_piecewise_takes_the_first_branch_whose_condition_is_proved():
