@@ -378,10 +378,11 @@ def univariate_sign(e: sp.Basic, strict: bool, ctx: Context) -> Outcome:
     if roots is None:
         return Outcome(None, "")
     # roots: sorted disjoint rational isolating intervals (a, b) of the roots inside the domain
-    # a witness is a point of the domain; the other hypotheses on x (log x > 0) must hold there too
+    # a witness is a point of the domain; the other hypotheses on x (log x > 0) must hold there too,
+    # conjunct by conjunct (the kernel states a bounded domain as one And of its two bounds)
     domain = set(sp.And.make_args(interval.as_relational(x)))
-    others = [h for h in list(ctx.hypotheses) + list(ctx.obligations)
-              if x in getattr(h, "free_symbols", set()) and h not in domain]
+    others = [c for h in list(ctx.hypotheses) + list(ctx.obligations) for c in sp.And.make_args(h)
+              if x in getattr(c, "free_symbols", set()) and c not in domain]
 
     def admissible(point) -> bool:
         if point is None:
