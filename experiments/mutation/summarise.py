@@ -196,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print("no mutmut results under mutants/: run mutmut first, from the repository root", file=sys.stderr)
         return 1
+    if args.only:  # the added-test kills of the selected modules only, not every module's
+        annotations = {**annotations, "killed_by": {
+            mutant: note for mutant, note in annotations.get("killed_by", {}).items()
+            if "/".join(note.get("now", mutant).split(".")[:-1]) + ".py" in results}}
     summary = summarise(results, annotations)
     from importlib.metadata import version
     summary = {"tool": f"mutmut {version('mutmut')}", "date": datetime.date.today().isoformat(), **summary}
