@@ -20,7 +20,7 @@ def _reals():
 # == _rewrite =====================================================================================
 
 def test_rewrite_reaches_every_entry_of_a_matrix():
-    x, y = _reals()
+    x, _ = _reals()
     f = sp.Function("f")
     m = sp.Matrix([[sp.Derivative(f(x), x) + f(x), sp.Subs(f(x), x, 1)], [x, f(x)]])
     got = decide._rewrite(m, f(x), x**2, frozenset({x}), frozenset())

@@ -326,8 +326,6 @@ def test_interpreted_atoms_are_sympy_functions_and_sums_of_fixed_terms():
     y = sp.Symbol("y", real=True)
     j = sp.Symbol("j", integer=True)
     n = sp.Symbol("n", integer=True, positive=True)
-    a = sp.IndexedBase("a", real=True)
-    g = sp.Function("g", real=True)
     assert kernel._interpreted_atoms([sp.sin(x) > 1]) == [sp.sin(x)]
     assert kernel._interpreted_atoms([sp.Sum(j ** 2, (j, 1, n)) > x]) == [sp.Sum(j ** 2, (j, 1, n))]
     assert kernel._interpreted_atoms([sp.Product(sp.sin(j), (j, 1, n)) > x]) == \
