@@ -346,3 +346,49 @@ def test_interpreted_atoms_skip_exact_and_free_terms_but_look_inside_them():
     assert kernel._interpreted_atoms([sp.Max(x, sp.cos(y)) < 2]) == [sp.cos(y)]
     assert kernel._interpreted_atoms([sp.Sum(a[j], (j, 1, n)) > 0, sp.Sum(g(j), (j, 1, n)) > 0,
                                       sp.Sum(_Operator(j), (j, 1, n)) > 0]) == []
+
+
+# -- the context at one value of a variable (the for-each and base-case contexts) --------------------
+
+def test_substituted_puts_the_value_into_every_part_of_the_context_and_clears_the_obligations():
+    # k = 3 in each hypothesis, rewrite and quantified hypothesis; k's own domain goes, the others stay;
+    # a rewrite's extra fields (the variables it holds for) are kept as they are
+    k, n = sp.Symbol("k", integer=True, positive=True), sp.Symbol("n", integer=True)
+    x, j = sp.Symbol("x", real=True), sp.Symbol("j", integer=True)
+    f = sp.Function("f")
+    ctx = kernel.decide.Context(
+        hypotheses=[sp.Ge(x, k), sp.Le(k, 5), sp.Gt(n, k)],
+        domains={k: sp.Interval(1, 9), x: sp.Interval(0, 1)},
+        rewrites=[(f(k), x * k, (k,), (x,))],
+        obligations=[sp.Ne(x, 0)],
+        quantified=[(j, k, n + k, sp.Gt(f(j), k))],
+        universal=True)
+    got = kernel._substituted(ctx, k, 3)
+    assert got == kernel.decide.Context(
+        hypotheses=[sp.Ge(x, 3), sp.Gt(n, 3)],  # 3 <= 5 is true, so it is dropped
+        domains={x: sp.Interval(0, 1)},
+        rewrites=[(f(3), 3 * x, (k,), (x,))],
+        obligations=[],
+        quantified=[(j, 3, n + 3, sp.Gt(f(j), 3))],
+        universal=True)
+
+
+def test_substituted_is_none_at_a_value_a_hypothesis_or_the_declaration_excludes():
+    k = sp.Symbol("k", integer=True, positive=True)
+    ctx = kernel.decide.Context(hypotheses=[sp.Le(k, 5)])
+    assert kernel._substituted(ctx, k, 6) is None  # 6 <= 5 is false
+    assert kernel._substituted(ctx, k, 0) is None  # k > 0 by its declaration
+    assert kernel._substituted(ctx, k, 5) == kernel.decide.Context()
+
+
+@pytest.mark.parametrize("which", [1, 2, 3])
+def test_a_rule_variable_in_any_part_of_a_hypothesis_for_every_index_is_a_problem(which):
+    # (index, lo, hi, condition): n in the lower limit, the upper limit or the condition stops the rule
+    n, j, R = sp.Symbol("n", integer=True), sp.Symbol("j", integer=True), sp.Symbol("R", integer=True)
+    f = sp.Function("f")
+    parts = [j, sp.Integer(1), R, sp.Gt(f(j), 0)]
+    parts[which] = {1: n, 2: n + R, 3: sp.Gt(f(j), n)}[which]
+    ctx = kernel.decide.Context(quantified=[tuple(parts)])
+    assert kernel._rule_variable_problem([f(n)], n, ctx) == "a hypothesis for every index mentions n"
+    assert kernel._rule_variable_problem([f(n)], n, kernel.decide.Context(
+        quantified=[(j, sp.Integer(1), R, sp.Gt(f(j), 0))])) == ""

@@ -270,6 +270,14 @@ def test_a_sum_of_positive_terms_over_a_symbolic_range_is_positive_by_the_sum_ru
         _Link(Status.PROVED, "a sum of positive terms over a non-empty range", "sum rule", False, [])
 
 
+def test_a_sum_whose_lower_limit_alone_is_symbolic_goes_to_the_sum_rule_first():
+    # the sum rule is tried before SymPy and z3 when any limit is symbolic, not only the upper one
+    # (SymPy's assumptions would prove this one too, under another route name)
+    f = sp.Function("f", positive=True)
+    assert link(sp.Sum(f(j), (j, -R, 0)), ">", 0) == \
+        _Link(Status.PROVED, "a sum of positive terms over a non-empty range", "sum rule", False, [])
+
+
 def test_a_link_proved_by_the_sum_rule_keeps_its_obligations():
     f = sp.Function("f", positive=True)
     assert link(sp.Sum(f(j) / x, (j, 1, R)), ">", 0, x > 0) == _Link(
@@ -940,6 +948,14 @@ def test_smoothing_at_a_point_needs_the_point_admissible():
         (True, "smooth after rewriting, on an open set")
     assert kernel.smooth_by_rewriting(_kink(1), decide.Context(hypotheses=[x > m], rewrites=[everywhere])) == \
         (False, "")
+    # a conjunction must hold at the point as a whole: m < 1 gives 1 > m, nothing gives 1 < k
+    k_ = sp.Symbol("k_", real=True)
+    both = sp.And(x > m, x < k_)
+    assert kernel.smooth_by_rewriting(_kink(1), decide.Context(hypotheses=[both, m < 1], rewrites=[everywhere])) == \
+        (False, "")
+    assert kernel.smooth_by_rewriting(_kink(1), decide.Context(hypotheses=[both, m < 1, k_ > 1],
+                                                               rewrites=[everywhere])) == \
+        (True, "smooth after rewriting, on an open set")
     # no hypothesis on x: every point is admissible, 0 included
     assert kernel.smooth_by_rewriting(_kink(0), decide.Context(rewrites=[everywhere])) == \
         (True, "smooth after rewriting, on an open set")
@@ -978,6 +994,22 @@ def test_a_result_by_the_mean_value_rule_is_decided_by_its_point_and_slope():
     assert [s.rule for s in report.steps] == ["the difference is >= 0 at x = 1",
                                               "the slope times (x - 1) is >= 0 on the interval"]
     assert report.consistency == "no assumptions beyond the symbol domains"
+
+
+def test_a_disagreement_in_a_rule_step_is_flagged_in_its_report(monkeypatch):
+    # z3 (planted) refutes every goal it decides, SymPy proves each step: each step of an induction and of the
+    # mean-value rule must carry the disagreement to the result's report, not read as a plain failure
+    from grpo_verify.proof.result import Induction, MinimumAt
+
+    monkeypatch.setattr(smt, "entails", _lying_entails(smt.Verdict.FAILS))
+    n = sp.Symbol("n", integer=True, nonnegative=True)
+    by_induction = result(lhs=(n + 1) ** 2, rhs=n**2 + 2 * n + 1, induction=Induction(n, 0)).check()
+    by_minimum = result(lhs=x**2 - 2 * x + 1, rhs=sp.Integer(0), relation=">=",
+                        minimum_at=MinimumAt(x, sp.Integer(1))).check()
+    for report in (by_induction, by_minimum):
+        assert report.status is Status.UNPROVED, report.summary()
+        assert [(s.index, s.disagreement) for s in report.steps] == [(1, True), (2, True)], report.summary()
+        assert [s.index for s in report.disagreements] == [1, 2]
 
 
 def test_a_hypothesis_for_every_index_is_checked_at_a_fresh_integer_named_t():
@@ -1104,3 +1136,34 @@ def test_a_condition_marked_for_every_value_without_an_equation_gives_no_instanc
     claim = result(lhs=x + 1, rhs=x, relation=">", assumptions=(Assumption("x > 0", x > 0, for_every=(m,)),))
     assert kernel._universal_instances(claim, decide.Context()) == []
     assert claim.check().status is Status.PROVED
+
+
+def test_z3_is_given_the_kernels_time_limit(monkeypatch):
+    # every z3 call of a link (the link itself and its obligations) runs under SMT_TIMEOUT_MS, not smt's default
+    seen = []
+    real = smt.entails
+
+    def spy(hypotheses, goal, timeout_ms=5000):
+        seen.append(timeout_ms)
+        return real(hypotheses, goal, timeout_ms)
+
+    monkeypatch.setattr(smt, "entails", spy)
+    monkeypatch.setattr(kernel, "SMT_TIMEOUT_MS", 1234)
+    assert link(1 / x, ">", 0, x > 0).status is Status.PROVED  # z3 on the link and on its obligation x != 0
+    assert len(seen) >= 2 and set(seen) == {1234}, seen
+
+
+def test_the_consistency_check_gives_z3_the_kernels_time_limit(monkeypatch):
+    seen = []
+    real = smt.satisfiable
+
+    def spy(formulas, timeout_ms=5000):
+        seen.append(timeout_ms)
+        return real(formulas, timeout_ms)
+
+    monkeypatch.setattr(smt, "satisfiable", spy)
+    monkeypatch.setattr(kernel, "SMT_TIMEOUT_MS", 1234)
+    # _consistency itself: kernel.consistency keeps its answers for the session, so an earlier test's
+    # check of the same assumptions would leave z3 uncalled
+    assert kernel._consistency([x > 0], decide.Context()) == (True, "consistent: z3 found a model, checked exactly")
+    assert seen == [1234]
