@@ -250,3 +250,75 @@ def test_eleven_derivatives_at_a_point_are_each_named_in_their_own_reason():
     found = obligations(sp.Subs(1 / sp.Mul(*derivatives), x, 0))
     expected = {f"1/{sp.Subs(d, x, 0)}: division by {sp.Subs(d, x, 0)}" for d in derivatives}
     assert {o.reason for o in found} == expected
+
+
+# -- a summation index declared positive: its sign comes from the lower limit ----------------------
+
+def _declared_positive_index():
+    jp = sp.Symbol("j", integer=True, positive=True)
+    return jp, sp.Symbol("i", integer=True), sp.Symbol("R", integer=True, positive=True)
+
+
+def _obligation_texts(e) -> list:
+    from grpo_verify.proof import definedness
+
+    return [(sp.sstr(o.condition), o.reason, [sp.sstr(h) for h in o.local]) for o in definedness.obligations(e)]
+
+
+def test_an_index_declared_positive_from_0_keeps_only_non_negativity():
+    # j from 0: j >= 0 by its range (sqrt(j) needs nothing, the range's own j >= 0 is already true), but not
+    # j > 0 (1/sqrt(j) needs it, with only j <= R to go on)
+    jp, _i, R = _declared_positive_index()
+    assert _obligation_texts(sp.Sum(sp.sqrt(jp), (jp, 0, R))) == []
+    assert _obligation_texts(sp.Sum(1 / sp.sqrt(jp), (jp, 0, R))) == [
+        ("j > 0", "1/sqrt(j): a negative real power needs a positive base", ["True", "j <= R"])]
+
+
+def test_an_index_declared_positive_is_renamed_in_every_limit_not_only_up_to_the_first_plain_one():
+    # Sum over i = 1..2 (a plain index, listed first) and j = 0..R: log(0) is reached, so log(j) needs j > 0
+    jp, i, R = _declared_positive_index()
+    assert _obligation_texts(sp.Sum(sp.log(jp) * i, (i, 1, 2), (jp, 0, R))) == [
+        ("j > 0", "log needs a positive argument: log(j)", ["True", "j <= R", "i >= 1", "i <= 2"])]
+
+
+def test_a_renamed_index_does_not_capture_a_free_symbol_of_the_same_name_and_domain():
+    # the free j (integer, >= 0) stays free: the index becomes a Dummy printing as _j, not that symbol
+    jp, _i, R = _declared_positive_index()
+    free = sp.Symbol("j", integer=True, nonnegative=True)
+    from grpo_verify.proof import definedness
+
+    (o,) = definedness.obligations(sp.Sum(sp.log(jp) * free, (jp, 0, R)))
+    (index,) = o.condition.free_symbols - {free}
+    assert isinstance(index, sp.Dummy) and index.is_nonnegative and index.is_integer and sp.sstr(index) == "_j"
+    assert o.condition == sp.Gt(index, 0) and o.reason == f"log needs a positive argument: log({index})"
+
+
+def test_a_derivative_of_an_expectation_is_an_obligation_that_never_holds_with_its_reason_and_scope():
+    from grpo_verify.proof import definedness
+
+    class Ex(sp.Function):  # a derivation's expectation: an operator declaring free_atom
+        free_atom = True
+
+    x, j, n, _in_range = _symbols()
+    got = [(o.condition, o.reason, o.local, o.kink, o.bound)
+           for o in definedness.obligations(sp.Derivative(Ex(x), x))]
+    assert got == [(sp.false, "d/dx of Ex(x): the kernel does not differentiate an expectation", (), None, ())]
+    got = [(o.condition, o.reason, o.local, o.kink, o.bound)
+           for o in definedness.obligations(sp.Sum(sp.Derivative(Ex(x * j), x), (j, 1, n)))]
+    assert got[1:] == [(sp.false, "d/dx of Ex(j*x): the kernel does not differentiate an expectation",
+                        (sp.Ge(j, 1), sp.Le(j, n)), None, (j,))]
+
+
+def test_a_square_matrix_of_a_size_not_known_to_be_an_integer_is_an_obligation_that_never_holds():
+    from grpo_verify.proof import definedness
+    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+
+    x, j, n, _in_range = _symbols()
+    i, l = sp.symbols("i l", integer=True)
+    inside = sp.Sum(MatrixRank(SquareMatrix(x * j, sp.Lambda((i, l), 1))), (j, 1, n))
+    got = [(o.condition, o.reason, o.local, o.kink, o.bound) for o in definedness.obligations(inside)]
+    assert got[1:] == [
+        (sp.false, "SquareMatrix(j*x, Lambda((i, l), 1)): the size j*x of a square matrix is not known to be an integer",
+         (sp.Ge(j, 1), sp.Le(j, n)), None, (j,)),
+        (sp.Ge(j * x, 0), "SquareMatrix(j*x, Lambda((i, l), 1)): a square matrix needs a size >= 0",
+         (sp.Ge(j, 1), sp.Le(j, n)), None, (j,))]
