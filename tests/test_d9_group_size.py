@@ -11,7 +11,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from grpo_verify.oracle import (
@@ -277,3 +277,34 @@ def test_moments_of_iid_sums_leave_other_expressions_unevaluated():
                  sp.Sum(r[i], (i, 1, R)) ** -1):  # not a polynomial in the sums
         assert isinstance(d9.IidE(expr).doit(), d9.IidE), expr
     assert d9.IidE(sp.Integer(3)).doit() == 3
+
+
+@settings(max_examples=10)
+@given(problems(styles=("continuous",)))
+def test_group_mean_squared_error_takes_every_ordered_group_unless_told_the_estimator_is_symmetric(problem):
+    # the first rollout's r_1 g_1 alone: unbiased, but not symmetric, so the multiset shortcut (one sorted
+    # representative per group) would be wrong for it: the default must enumerate ordered tuples
+    outcomes, rewards = problem
+
+    def first_only(rewards_, scores_, indices_):
+        return rewards_[:, :1, None].mul(scores_[:, :1, :]).sum(dim=1)
+
+    ordered = group_mean_squared_error(outcomes, rewards, 2, first_only, symmetric=False)
+    assert group_mean_squared_error(outcomes, rewards, 2, first_only) == ordered
+    grad = policy_gradient(outcomes, rewards)
+    single = float(outcomes.probs @ (rewards[:, None] * outcomes.scores - grad).pow(2).sum(dim=1))
+    assert close(ordered, single)  # E||r g - grad J||^2 of one rollout
+
+
+def test_group_mean_squared_error_refuses_an_estimator_of_the_wrong_shape():
+    # two outcomes, three parameters: an estimator giving two values per group is refused by name
+    outcomes = Outcomes(torch.tensor([[0], [1]]), torch.tensor([0.25, 0.75], dtype=DTYPE),
+                        torch.tensor([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]], dtype=DTYPE))
+    rewards = torch.tensor([0.0, 1.0], dtype=DTYPE)
+
+    def two_values(rewards_, scores_, indices_):
+        return scores_[:, 0, :2]
+
+    with pytest.raises(ValueError) as caught:
+        group_mean_squared_error(outcomes, rewards, 2, two_values)
+    assert str(caught.value) == "the estimator must return one value per parameter, shape (C, 3); got (4, 2)"

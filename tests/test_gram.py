@@ -673,5 +673,36 @@ def test_no_root_to_differentiate_is_refused_not_returned_as_zero(monkeypatch):
     model = tiny_llama(tie=False)
     ids, mask, start = batch()
     monkeypatch.setattr(gram_engine, "_reroot", lambda output, roots: output)  # nothing becomes a root
-    with pytest.raises(RuntimeError, match="no graph root"):
+    with pytest.raises(RuntimeError) as caught:
         rollout_gram(model, ids, mask, start, "mean")
+    assert str(caught.value) == (
+        "the Gram engine found no graph root to differentiate from (no module output became a root and the "
+        "objectives do not require grad): refusing to return K = 0 for parameters the forward used")
+
+
+def test_a_lazy_rule_is_registered_only_once_its_optional_module_is_imported(monkeypatch):
+    # the Gemma 3 rules wait in layers._LAZY until transformers' gemma3 module is imported; a fresh table
+    # here, since the real one is emptied by the first model built in this process
+    import sys
+    import types
+
+    from grpo_verify.gram import layers
+
+    class FakeNorm(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    def fake_rule(module, inputs, output_grads, rollouts):
+        return {}
+
+    optional = types.ModuleType("fake_optional_pkg.modeling")
+    optional.FakeNorm = FakeNorm
+    monkeypatch.setattr(layers, "_LAZY", {"fake_optional_pkg.modeling": [("FakeNorm", fake_rule, ("forward", "x")),
+                                                                         ("Absent", fake_rule, ())]})
+    monkeypatch.setattr(layers, "_RULES", dict(layers._RULES))
+    monkeypatch.setattr(layers, "_FIXED", dict(layers._FIXED))
+    assert layers.find_rule(FakeNorm()) is None and "fake_optional_pkg.modeling" in layers._LAZY  # not imported
+    monkeypatch.setitem(sys.modules, "fake_optional_pkg.modeling", optional)
+    assert layers.find_rule(FakeNorm()) is fake_rule
+    assert layers._FIXED[FakeNorm] == ("forward", "x") and layers._LAZY == {}
+    assert not any(getattr(cls, "__name__", "") == "Absent" for cls in layers._RULES)  # a class the module lacks
