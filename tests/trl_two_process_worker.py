@@ -132,3 +132,10 @@ if __name__ == "__main__":
     for name in OFFLINE:
         os.environ[name] = "1"
     _worker(Path(sys.argv[1]))
+    # tear the process group down before the interpreter exits: a gloo thread still alive at exit can abort
+    # the process ("terminate called without an active exception"), seen once in a loaded full run
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
