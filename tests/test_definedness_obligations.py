@@ -259,10 +259,15 @@ def _declared_positive_index():
     return jp, sp.Symbol("i", integer=True), sp.Symbol("R", integer=True, positive=True)
 
 
-def _obligation_texts(e) -> list:
+def _obligation_fields(e) -> list:
     from grpo_verify.proof import definedness
 
-    return [(sp.sstr(o.condition), o.reason, [sp.sstr(h) for h in o.local]) for o in definedness.obligations(e)]
+    return [(o.condition, o.reason, o.local, o.kink, o.bound) for o in definedness.obligations(e)]
+
+
+def _obligation_texts(e) -> list:
+    return [(sp.sstr(condition), reason, [sp.sstr(h) for h in local])
+            for condition, reason, local, _kink, _bound in _obligation_fields(e)]
 
 
 def test_an_index_declared_positive_from_0_keeps_only_non_negativity():
@@ -294,30 +299,24 @@ def test_a_renamed_index_does_not_capture_a_free_symbol_of_the_same_name_and_dom
 
 
 def test_a_derivative_of_an_expectation_is_an_obligation_that_never_holds_with_its_reason_and_scope():
-    from grpo_verify.proof import definedness
-
     class Ex(sp.Function):  # a derivation's expectation: an operator declaring free_atom
         free_atom = True
 
     x, j, n, _in_range = _symbols()
-    got = [(o.condition, o.reason, o.local, o.kink, o.bound)
-           for o in definedness.obligations(sp.Derivative(Ex(x), x))]
-    assert got == [(sp.false, "d/dx of Ex(x): the kernel does not differentiate an expectation", (), None, ())]
-    got = [(o.condition, o.reason, o.local, o.kink, o.bound)
-           for o in definedness.obligations(sp.Sum(sp.Derivative(Ex(x * j), x), (j, 1, n)))]
-    assert got[1:] == [(sp.false, "d/dx of Ex(j*x): the kernel does not differentiate an expectation",
-                        (sp.Ge(j, 1), sp.Le(j, n)), None, (j,))]
+    assert _obligation_fields(sp.Derivative(Ex(x), x)) == [
+        (sp.false, "d/dx of Ex(x): the kernel does not differentiate an expectation", (), None, ())]
+    assert _obligation_fields(sp.Sum(sp.Derivative(Ex(x * j), x), (j, 1, n)))[1:] == [
+        (sp.false, "d/dx of Ex(j*x): the kernel does not differentiate an expectation",
+         (sp.Ge(j, 1), sp.Le(j, n)), None, (j,))]
 
 
 def test_a_square_matrix_of_a_size_not_known_to_be_an_integer_is_an_obligation_that_never_holds():
-    from grpo_verify.proof import definedness
     from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
 
     x, j, n, _in_range = _symbols()
     i, l = sp.symbols("i l", integer=True)
     inside = sp.Sum(MatrixRank(SquareMatrix(x * j, sp.Lambda((i, l), 1))), (j, 1, n))
-    got = [(o.condition, o.reason, o.local, o.kink, o.bound) for o in definedness.obligations(inside)]
-    assert got[1:] == [
+    assert _obligation_fields(inside)[1:] == [
         (sp.false, "SquareMatrix(j*x, Lambda((i, l), 1)): the size j*x of a square matrix is not known to be an integer",
          (sp.Ge(j, 1), sp.Le(j, n)), None, (j,)),
         (sp.Ge(j * x, 0), "SquareMatrix(j*x, Lambda((i, l), 1)): a square matrix needs a size >= 0",
