@@ -1,7 +1,7 @@
 """Rewriting, normalising, equality and disequality in ``grpo_verify.proof.decide``.
 
 Every expected value is worked out by hand (or is a literal SymPy object built independently of the
-function under test). Private helpers (``_rewrite``, ``_count``, ``_is_exact_zero``, ``_product_sign_ok``)
+function under test). Private helpers (``_rewrite``, ``_count``, ``_is_exact_zero``)
 are called directly only where the public route cannot reach the branch in isolation.
 """
 
@@ -441,23 +441,6 @@ def test_inequality_falls_back_to_univariate_sign():
     assert decide.inequality(x - 2, False, ctx) == Outcome(True, "exact real-root isolation on Interval(2, oo)")
     got = decide.inequality(x - 2, True, ctx)
     assert got == Outcome(False, "exact witness x = 2 on Interval(2, oo): the value is 0")
-
-
-def test_product_sign_ok_factorwise():
-    # private: SymPy's own Mul assumptions already decide the products the candidates produce
-    x, y = _reals()
-    p = sp.Symbol("p", positive=True)
-    q = sp.Symbol("q", nonnegative=True)
-    assert decide._product_sign_ok(x, False) is False
-    assert decide._product_sign_ok(p, True) is False
-    assert decide._product_sign_ok(x * p, False) is False
-    assert decide._product_sign_ok(x**2 * p, False) is True
-    assert decide._product_sign_ok(x**2 * p, True) is False
-    assert decide._product_sign_ok(p * q, False) is True
-    assert decide._product_sign_ok(p * q, True) is False
-    assert decide._product_sign_ok(p * sp.exp(x), True) is True
-    assert decide._product_sign_ok(x**2 * y**3, False) is False
-    assert decide._product_sign_ok(p**2 * y, False) is False
 
 
 # == Context.positive_atoms / with_positive_atoms ==================================================
