@@ -429,3 +429,48 @@ def test_credit_assignment_real_statistics():
     assert car.wilson_interval(0, 8)[0] == 0.0 and 0.3 < car.wilson_interval(0, 8)[1] < 0.4
     low, high = car.bootstrap_mean_interval([[1, 0], [0, 0], [1, 1]])
     assert 0 <= low <= 0.5 <= high <= 1
+
+
+def _census_module():
+    spec = importlib.util.spec_from_file_location(
+        "decide_route_census", ROOT / "experiments" / "mutation" / "decide_route_census.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_decide_route_census_names_the_route_of_each_outcome():
+    from grpo_verify.proof.decide import Outcome
+
+    route_of = _census_module().route_of
+    assert route_of(Outcome(True, "sign from factor")) == "factor"
+    assert route_of(Outcome(True, "sign from assumptions")) == "assumptions"
+    assert route_of(Outcome(True, "exact real-root isolation on Interval(0, 1)")) == "root isolation"
+    assert route_of(Outcome(False, "sign from factor")) == "refuted"
+    assert route_of(Outcome(None, "")) == "undecided"
+    assert route_of(Outcome(True, "something new")) == "other: something new"
+
+
+def test_decide_route_census_counts_the_inequalities_of_the_results_it_checks():
+    import sympy as sp
+
+    from grpo_verify.proof import Assumption, Result, decide
+
+    census = _census_module().census
+    original = decide.inequality
+    p = sp.Symbol("p", real=True)
+    positive = Result(name="square_plus_one_is_positive", doc="p^2 + 1 > 0", lhs=p**2 + 1, rhs=sp.Integer(0),
+                      relation=">")
+    false = Result(name="p_is_above_one", doc="p > 1 (false on [0, 1])", lhs=p, rhs=sp.Integer(1), relation=">",
+                   assumptions=(Assumption("0 <= p <= 1", sp.And(p >= 0, p <= 1)),))
+    assert census([positive]) == ({"assumptions": 1}, [])  # SymPy's assumptions know p^2 + 1 > 0
+    counts, unproved = census([false])
+    assert unproved == [f"{false.family}.p_is_above_one"] and set(counts) <= {"refuted", "undecided"}
+    assert sum(counts.values()) >= 1
+    assert decide.inequality is original  # the wrapper is taken off again
+
+
+def test_decide_route_census_takes_no_options(capsys):
+    with pytest.raises(SystemExit) as stop:
+        _census_module().main(["--all"])
+    assert stop.value.code == 2 and "unrecognized arguments: --all" in capsys.readouterr().err
