@@ -431,18 +431,14 @@ def test_credit_assignment_real_statistics():
     assert 0 <= low <= 0.5 <= high <= 1
 
 
-def _census_module():
-    spec = importlib.util.spec_from_file_location(
-        "decide_route_census", ROOT / "experiments" / "mutation" / "decide_route_census.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# == mutation/decide_route_census.py ==============================================================
+census_script = _load_path("decide_route_census", ROOT / "experiments" / "mutation" / "decide_route_census.py")
 
 
 def test_decide_route_census_names_the_route_of_each_outcome():
     from grpo_verify.proof.decide import Outcome
 
-    route_of = _census_module().route_of
+    route_of = census_script.route_of
     assert route_of(Outcome(True, "sign from factor")) == "factor"
     assert route_of(Outcome(True, "sign from assumptions")) == "assumptions"
     assert route_of(Outcome(True, "exact real-root isolation on Interval(0, 1)")) == "root isolation"
@@ -456,7 +452,7 @@ def test_decide_route_census_counts_the_inequalities_of_the_results_it_checks():
 
     from grpo_verify.proof import Assumption, Result, decide
 
-    census = _census_module().census
+    census = census_script.census
     original = decide.inequality
     p = sp.Symbol("p", real=True)
     positive = Result(name="square_plus_one_is_positive", doc="p^2 + 1 > 0", lhs=p**2 + 1, rhs=sp.Integer(0),
@@ -471,6 +467,4 @@ def test_decide_route_census_counts_the_inequalities_of_the_results_it_checks():
 
 
 def test_decide_route_census_takes_no_options(capsys):
-    with pytest.raises(SystemExit) as stop:
-        _census_module().main(["--all"])
-    assert stop.value.code == 2 and "unrecognized arguments: --all" in capsys.readouterr().err
+    usage_error(census_script.main, ["--all"], capsys, "unrecognized arguments: --all")
