@@ -10,7 +10,7 @@ k a_plus + (R - k) a_minus = 0; a group with k in {0, R} has all advantages zero
 import sympy as sp
 
 from .notation import R, centred_sum_of_squares, group_mean, i, j, r
-from grpo_verify.proof import Assumption, Remark, Result, Step
+from grpo_verify.proof import Assumption, Remark, Result, Step, rules
 
 c = sp.Symbol("c", positive=True)  # the group's common scale s + eps (or 1 for Dr. GRPO)
 S2 = sp.Symbol("S_2", positive=True)  # sum_j (r_j - rbar)^2, positive when the rewards are not all equal
@@ -31,7 +31,8 @@ centred_advantages_sum_to_zero = Result(
     assumptions=(GROUP_SETTING,),
     steps=(
         Step(sp.Sum(r[i], (i, 1, R)) - R * group_mean(), "linearity of the sum",
-             "The mean is constant in i, so summing it R times gives R times the mean."),
+             "The mean is constant in i, so summing it R times gives R times the mean.",
+             by=(rules.sum_linearity, rules.sum_of_a_constant)),
         Step(sp.Sum(r[i], (i, 1, R)) - sp.Sum(r[j], (j, 1, R)), "definition of the group mean",
              "R times (1/R) sum_j r_j is sum_j r_j."),
         Step(sp.Integer(0), "renaming the summation index", "Both sums run over the same rewards."),
@@ -46,7 +47,7 @@ advantages_sum_to_zero = Result(
     assumptions=(GROUP, Assumption("the scale c = s + eps is the same for every rollout of the group and c > 0")),
     steps=(
         Step(sp.Sum(r[i] - group_mean(), (i, 1, R)) / c, "linearity of the sum",
-             "The scale does not depend on i."),
+             "The scale does not depend on i.", by=(rules.sum_linearity,)),
         Step(sp.Integer(0) / c, "centred_advantages_sum_to_zero", "The centred rewards sum to zero.",
              using=(centred_advantages_sum_to_zero,)),
         Step(sp.Integer(0), "arithmetic"),
@@ -61,7 +62,7 @@ squared_sample_std_advantages_sum_to_R_minus_1 = Result(
     assumptions=(GROUP_SETTING, S2_DEFINED),
     steps=(
         Step(sp.Sum((r[i] - group_mean()) ** 2, (i, 1, R)) * (R - 1) / centred_sum_of_squares(),
-             "linearity of the sum", "s^2 = S_2/(R - 1) is common to the group."),
+             "linearity of the sum", "s^2 = S_2/(R - 1) is common to the group.", by=(rules.sum_linearity,)),
         Step(S2 * (R - 1) / S2, "definition of S_2", using=(S2_DEFINED,)),
         Step(R - 1, "cancellation", "S_2 > 0."),
     ),
@@ -75,7 +76,7 @@ squared_population_std_advantages_sum_to_R = Result(
     assumptions=(GROUP_SETTING, S2_DEFINED),
     steps=(
         Step(sp.Sum((r[i] - group_mean()) ** 2, (i, 1, R)) * R / centred_sum_of_squares(),
-             "linearity of the sum", "sigma^2 = S_2/R is common to the group."),
+             "linearity of the sum", "sigma^2 = S_2/R is common to the group.", by=(rules.sum_linearity,)),
         Step(S2 * R / S2, "definition of S_2", using=(S2_DEFINED,)),
         Step(R, "cancellation", "S_2 > 0."),
     ),
@@ -117,6 +118,7 @@ binary_group_mean_is_success_fraction = Result(
     rhs=k / R,
     assumptions=(GROUP_SETTING, BINARY),
     rule="sum of the rewards, split at k", why="The first k rewards are 1, the remaining R - k are 0.",
+    by=(rules.sum_of_a_constant,),
 )
 
 binary_sum_of_squares_is_k_times_failures_over_R = Result(
@@ -126,6 +128,7 @@ binary_sum_of_squares_is_k_times_failures_over_R = Result(
     rhs=k * (R - k) / R,
     assumptions=(GROUP_SETTING, BINARY),
     rule="sum split at k", why="Successes contribute $(1 - k/R)^2$ each, failures $(k/R)^2$ each.",
+    by=(rules.sum_of_a_constant,),
 )
 
 binary_sample_std_advantages_closed_form = Result(
@@ -170,7 +173,7 @@ degenerate_group_has_zero_centred_rewards = Result(
     lhs=v - sp.Sum(v, (j, 1, R)) / R,
     rhs=sp.Integer(0),
     assumptions=(GROUP_SETTING, Assumption("$r_j = v$ for every $j$")),
-    rule="the mean of a constant", why="$\\sum_j v = R v$.",
+    rule="the mean of a constant", why="$\\sum_j v = R v$.", by=(rules.sum_of_a_constant,),
 )
 
 degenerate_group_convention = Remark(

@@ -30,67 +30,14 @@ import sympy as sp
 from .d4_zero_sum import (binary_advantages, binary_population_std_advantages_closed_form,
                           binary_sample_std_advantages_closed_form, k)
 from .notation import R, eps, g, group_mean, i, j, r
-from grpo_verify.proof import Assumption, Remark, Result, Step, as_written, computation
+from grpo_verify.proof import Assumption, Expectation, Remark, Result, Step, as_written, computation, rules
 
 # == expectation algebra ==========================================================================
 RANDOM = (r, g)  # the random quantities: rewards and scores of the rollouts
 
 
-def _is_random(x: sp.Basic) -> bool:
-    return any(a.base in RANDOM for a in x.atoms(sp.Indexed))
-
-
-class Ex(sp.Function):
-    """$E[X]$, unevaluated except for linearity.
-
-    ``doit`` applies linearity only: it expands its argument, splits sums (finite sums over rollouts
-    included) and pulls out every factor free of the random quantities ``r[.]``, ``g[.]``. Products of
-    random quantities stay inside, so independence, $E[g] = 0$ and identical distribution must be
-    applied explicitly as rewrite facts.
-    """
-
-    nargs = 1
-    is_real = True  # the expectation of a real random variable with finite support
-    free_atom = True  # for the kernel's consistency witness: its only laws are linearity and the stated assumptions
-
-    def doit(self, **hints):
-        arg = self.args[0]
-        if hints.get("deep", True):
-            arg = arg.doit(**hints)
-        return _linear(arg)
-
-    def _eval_derivative(self, s):
-        # never SymPy's chain rule, which would treat E as a function of its argument's value; and not
-        # E[dX/ds] either: the distribution of r, g depends on theta (that is the policy gradient)
-        return None
-
-    def _latex(self, printer, exp=None):
-        body = r"\mathbb{E}\left[%s\right]" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)  # SymPy passes exp for a power of E[.]
-
-
-def _linear(x: sp.Basic) -> sp.Basic:
-    x = sp.expand(x)
-    if isinstance(x, sp.Add):
-        return sp.Add(*[_linear(term) for term in x.args])
-    if isinstance(x, sp.Sum):
-        return sp.Sum(_linear(x.function), *x.limits)
-    if not _is_random(x):
-        return x
-    factors = sp.Mul.make_args(x)
-    constant = sp.Mul(*[f for f in factors if not _is_random(f)])
-    random_factors = [f for f in factors if _is_random(f)]
-    sums = [f for f in random_factors if isinstance(f, sp.Sum)]
-    if sums:
-        s = sums[0]
-        rest = sp.Mul(*[f for f in random_factors if f is not s])
-        # the other factors move inside this sum: its index must not capture theirs (sum_j r_j * sum_j g_j)
-        taken = rest.free_symbols | set().union(*[{v for v, *_ in x.limits} for x in rest.atoms(sp.Sum)] or [set()])
-        clash = {v: sp.Dummy(v.name, integer=True) for v, *_ in s.limits if v in taken}
-        if clash:
-            s = sp.Sum(s.function.xreplace(clash), *[(clash.get(v, v), lo, hi) for v, lo, hi in s.limits])
-        return constant * _linear(sp.Sum(rest * s.function, *s.limits))
-    return constant * Ex(sp.Mul(*random_factors))
+# E[.] binds the rewards and scores: its laws are the kernel's linearity rule and the stated assumptions
+Ex = Expectation.over("E", r, g)
 
 
 G = sp.Symbol("G", real=True)  # one coordinate of grad J = E[r g]

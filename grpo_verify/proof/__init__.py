@@ -1,9 +1,13 @@
-"""The derivation engine: named results whose steps the kernel checks, and their reports."""
+"""The derivation engine: named results whose steps the kernel's rules check, and their reports.
 
+The kernel (the trusted base): ``terms``, ``arith``, ``definedness``, ``theorem`` and the rules in
+``rules/``. Everything else here (``result``, ``check``, ``catalog``, ``build``) only asks the kernel.
+"""
+
+from grpo_verify.proof import rules
 from grpo_verify.proof.build import as_written, computation
 from grpo_verify.proof.catalog import Remark
-from grpo_verify.proof.definedness import KernelError
-from grpo_verify.proof.matrices import MatrixRank
+from grpo_verify.proof.operators import Expectation, IidExpectation, MatrixRank, SquareMatrix
 from grpo_verify.proof.result import (
     Assumption,
     ForEach,
@@ -15,6 +19,8 @@ from grpo_verify.proof.result import (
     StepReport,
 )
 from grpo_verify.proof.status import Status
+from grpo_verify.proof.terms import KernelError
 
-__all__ = ["Assumption", "ForEach", "Induction", "MinimumAt", "KernelError", "MatrixRank", "Remark", "Result", "ResultReport", "Status", "Step", "StepReport",
-           "as_written", "computation"]
+__all__ = ["Assumption", "Expectation", "ForEach", "IidExpectation", "Induction", "MinimumAt", "KernelError",
+           "MatrixRank", "Remark", "Result", "ResultReport", "SquareMatrix", "Status", "Step", "StepReport",
+           "as_written", "computation", "rules"]

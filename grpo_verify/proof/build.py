@@ -19,15 +19,17 @@ def as_written(build: Callable[[], sp.Basic]) -> sp.Basic:
 
 
 def computation(name: str, latex: str, compute: Callable[..., sp.Basic]) -> type:
-    """A named computation kept unevaluated until the checker calls ``doit``.
+    """A named computation kept unbuilt until the checker asks for it.
 
     For a side that is a long exact computation (an enumeration over all outcome tuples, say):
     ``F = computation("EnumeratedGradient", r"E_{\\mathrm{enum}}[A_1 g_1]", build)`` then
-    ``lhs=F()`` prints as the given LaTeX and the checker, not the import, runs ``build(*args)``.
+    ``lhs=F()`` prints as the given LaTeX and the checker, not the import, runs ``build(*args)``: the
+    explicit expression it returns is the statement the kernel checks (with its own rules: a finite sum
+    written out, say), so ``build`` must only *write* the expression, never simplify it.
     In ``latex``, ``#1``, ``#2``, ... stand for the printed arguments (as in a TeX macro).
     """
 
-    def doit(self, **hints):
+    def built(self):
         return compute(*self.args)
 
     def _latex(self, printer, exp=None):
@@ -36,4 +38,33 @@ def computation(name: str, latex: str, compute: Callable[..., sp.Basic]) -> type
             text = text.replace(f"#{n}", printer._print(arg))
         return text
 
-    return type(name, (sp.Function,), {"doit": doit, "_latex": _latex, "eval": classmethod(lambda cls, *args: None)})
+    return type(name, (sp.Function,), {"built": built, "computation": True, "_latex": _latex,
+                                       "eval": classmethod(lambda cls, *args: None)})
+
+
+def expand_computations(e):
+    """``e`` with every ``computation`` node replaced by the expression it builds: the statement the kernel
+    checks (the print shows the node's LaTeX)."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.rows, e.cols, [expand_computations(x) for x in e])
+    if not isinstance(e, sp.Basic) or not any(getattr(n, "computation", False) for n in sp.preorder_traversal(e)):
+        return e
+    return e.replace(lambda n: getattr(n, "computation", False), lambda n: n.built())
+
+
+def propose(e, *rules):
+    """``e`` with the given kernel rules applied everywhere (no hypotheses): a proposal for the next expression
+    of a step, to write it without retyping; the kernel still checks the step that states it."""
+    from grpo_verify.proof import rules as R
+    from grpo_verify.proof.terms import canon
+    from grpo_verify.proof.theorem import Context
+
+    flat = []
+    for r in rules:
+        flat += list(r) if isinstance(r, tuple) else [r]
+    local = R.Local(Context(()), rules=tuple(flat))
+    out = canon(e)
+    for r in flat:
+        if r.kind == "directed":
+            out = R.directed(out, r, local)
+    return R.normalize(out, local)

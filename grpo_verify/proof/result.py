@@ -3,8 +3,8 @@
 A result reads like a line of a proof: ``lhs = e1 = e2 <= e3 = rhs``. Each link of the chain is a
 ``Step`` carrying the expression it arrives at, the relation to the previous expression, the rule it
 applies and a sentence saying why. These classes are plain data, validated when built (exact numbers,
-real symbols, no unchecked rewrite pairs); only the kernel (``kernel.check``) decides them and
-returns a ``ResultReport``; a link the kernel cannot decide is *unproved*, never passed.
+real symbols, no unchecked rewrite pairs); ``check.check`` asks the kernel's rules for a theorem of each
+and returns a ``ResultReport``; a link no rule establishes is *unproved*, never passed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Union
 
 import sympy as sp
 
-from grpo_verify.proof.definedness import KernelError, validate
+from grpo_verify.proof.terms import KernelError, validate
 
 Relation = str  # one of RELATIONS
 RELATIONS = ("=", "<=", ">=", "<", ">", "!=")
@@ -163,6 +163,13 @@ class Assumption:
         return self is other
 
 
+def _validate_by(by: tuple, where: str) -> None:
+    from grpo_verify.proof.rules import Rule
+
+    if not isinstance(by, tuple) or any(not isinstance(r, Rule) for r in by):
+        raise KernelError(f"{where}: by= takes a tuple of kernel rules (grpo_verify.proof.rules), not {by!r}")
+
+
 def _validate_using(using: tuple, where: str) -> None:
     for fact in using:
         if isinstance(fact, tuple):
@@ -201,17 +208,19 @@ class Step:
     """
 
     expr: sp.Basic
-    rule: str
+    rule: str = ""  # the step's name in print (the kernel reads ``by``)
     why: str = ""
     relation: Relation = "="
     using: tuple[Union["Assumption", "Result"], ...] = ()
     for_each: ForEach | None = None
+    by: tuple = ()  # the kernel rules (grpo_verify.proof.rules) the step applies
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
             raise ValueError(f"step relation {self.relation!r} is not one of {RELATIONS}")
         validate(self.expr, f"step {self.rule!r}")
         _validate_using(self.using, f"step {self.rule!r}")
+        _validate_by(self.by, f"step {self.rule!r}")
 
 
 @dataclass(eq=False)
@@ -222,7 +231,7 @@ class Result:
     e.g. an exact evaluation on a concrete model); ``rule``/``why`` then justify that single link.
     ``for_each`` checks every link for each listed value instead of symbolically; ``fallback``
     does so only for links that fail symbolically (the report says which scope was reached).
-    Only the kernel (``grpo_verify.proof.kernel.check``) decides a result's status.
+    Only the kernel's rules (``grpo_verify.proof.theorem``) make the theorem behind a status.
     """
 
     name: str
@@ -239,6 +248,8 @@ class Result:
     fallback: ForEach | None = None
     induction: Induction | None = None
     minimum_at: MinimumAt | None = None
+    by: tuple = ()  # the kernel rules of the one link of a result without steps (and of induction's links)
+    model: object = None  # a model of the assumptions, or a hint for one: see grpo_verify.proof.models
     family: str = ""  # set by the catalogue from the derivation module
     _report: "ResultReport | None" = field(default=None, init=False, repr=False)
     defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
@@ -257,8 +268,9 @@ class Result:
         validate(self.lhs, f"{self.name}: left-hand side")
         validate(self.rhs, f"{self.name}: right-hand side")
         _validate_using(self.using, self.name)
-        if self.steps and self.using:
-            raise ValueError(f"{self.name}: with steps, list what each step uses in that step's using=")
+        _validate_by(self.by, self.name)
+        if self.steps and (self.using or self.by):
+            raise ValueError(f"{self.name}: with steps, list what each step uses in that step's using= and by=")
         if self.induction is not None:
             if self.steps or self.for_each is not None or self.fallback is not None:
                 raise ValueError(f"{self.name}: a result by induction is decided directly (base case and step), "
@@ -278,7 +290,7 @@ class Result:
         self.__dict__["_frozen"] = True
 
     _STATEMENT = ("name", "doc", "lhs", "rhs", "relation", "assumptions", "steps", "rule", "why", "using", "for_each",
-                  "fallback", "induction", "minimum_at")
+                  "fallback", "induction", "minimum_at", "by", "model")
 
     def __setattr__(self, key: str, value) -> None:
         # the kernel caches its report: a statement changed after checking would keep a stale verdict
@@ -291,7 +303,7 @@ class Result:
         """The steps, or one implicit step when the statement is decided directly."""
         if self.steps:
             return list(self.steps)
-        return [Step(self.rhs, self.rule, self.why, self.relation, self.using)]
+        return [Step(self.rhs, self.rule, self.why, self.relation, self.using, by=self.by)]
 
     def chain_relation(self) -> Relation | None:
         """The relation the chain establishes between lhs and rhs, or None if it mixes directions."""
@@ -309,7 +321,7 @@ class Result:
     def check(self, *, refresh: bool = False) -> "ResultReport":
         """The kernel's report; cached, since results are immutable once defined."""
         if self._report is None or refresh:
-            self._report = kernel.check(self)
+            self._report = checking.check(self)
         return self._report
 
     def at(self, values: dict) -> Instance:
@@ -334,5 +346,5 @@ class Result:
         return clone
 
 
-from grpo_verify.proof import kernel  # noqa: E402 - the kernel reads these classes
-from grpo_verify.proof.kernel import ResultReport, StepReport  # noqa: E402,F401 - re-exported
+from grpo_verify.proof import check as checking  # noqa: E402 - the checker reads these classes
+from grpo_verify.proof.check import ResultReport, StepReport  # noqa: E402,F401 - re-exported

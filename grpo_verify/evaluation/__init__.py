@@ -1,0 +1,237 @@
+"""The independent evaluator: every result checked exactly at small sizes, with no code shared with the
+kernel's rules.
+
+For each integer symbol of a result (a group size, an index, a count) every value from its lower bound
+(from the assumptions or its declared sign) up to the bound + 6 is tried, the other symbols drawn at
+random (rationals of their declared types, indexed entries, constant functions, two-outcome i.i.d.
+distributions, or a derivation's hint), the defining equations resolved. A point is *admissible* when
+every assumption holds there exactly (an assumption for every index at each index of its range, an
+equation for every value of a variable as an identity in it). At an admissible point both sides are
+evaluated exactly (``values``: sums term by term, matrices entry by entry with an exact rank,
+expectations by enumeration, no closed form of a sum) and compared; a statement that fails, or is
+undefined, at an admissible point is refuted, and the point is reported.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from grpo_verify.evaluation.points import Filler, Point, declared_lower_bound, hint_of, lower_bounds
+from grpo_verify.evaluation.values import NoValue, Undefined, sign, value
+from grpo_verify.proof.terms import free_symbols
+
+SPAN = 6  # sizes from the lower bound to the bound + SPAN
+TRIES = 3  # random points per size
+
+
+@dataclass
+class Verdict:
+    refuted: bool
+    text: str
+    checked: int = 0
+    sizes: dict = field(default_factory=dict)  # symbol -> sorted values at which an admissible point was found
+    points: list = field(default_factory=list)  # admissible points (for the kernel's model check)
+
+
+def _formulas(result):
+    """(pointwise conditions, defining equations, for-every equations, for-every-index conditions)."""
+    conditions, equations, identities, quantified = [], [], [], []
+    for a in result.assumptions:
+        if a.for_all is not None:
+            quantified.append((a.for_all, sp.sympify(a.condition)))
+            continue
+        if a.condition is not None:
+            conditions.append(sp.sympify(a.condition))
+        if a.domain is not None:
+            x, domain = a.domain
+            conditions.append(domain.as_relational(x))
+        if a.positive is not None:
+            conditions.append(sp.Gt(a.positive, 0))
+        if a.equation is not None:
+            eq = sp.Eq(*a.equation, evaluate=False)
+            (identities if a.for_every else equations).append((eq, tuple(a.for_every)))
+    return conditions, equations, identities, quantified
+
+
+def _statement_symbols(result, formulas):
+    exprs = [result.lhs, result.rhs] + list(formulas)
+    found = set()
+    for e in exprs:
+        found |= free_symbols(sp.sympify(e)) if not isinstance(e, sp.MatrixBase) else free_symbols(e)
+    return sorted((s for s in found if s.is_integer), key=str)
+
+
+def _admissible(filler: Filler, conditions, equations, identities, quantified) -> bool:
+    try:
+        for f in conditions:
+            if f is sp.true:
+                continue
+            if not filler.truth(f):
+                return False
+        for eq, _ in equations:
+            if not filler.truth(eq):
+                return False
+        for (v, lo, hi), f in quantified:
+            lo, hi = int(filler.value(lo)), int(filler.value(hi))
+            for k in range(lo, hi + 1):
+                if not filler.truth(f.xreplace({v: sp.Integer(k)})):
+                    return False
+        for eq, variables in identities:
+            if not _identity(filler, eq, variables):
+                return False
+    except NoValue:
+        return False
+    return True
+
+
+def _identity(filler: Filler, eq, variables) -> bool:
+    """An equation for every value of ``variables``, checked at five values of them."""
+    rng = random.Random(7)
+    for _ in range(5):
+        saved = {v: filler.point.values.get(v) for v in variables}
+        for v in variables:
+            filler.point.values[v] = sp.Rational(rng.randint(-30, 30), rng.randint(1, 7))
+        try:
+            ok = filler.truth(eq)
+        finally:
+            for v, x in saved.items():
+                if x is None:
+                    filler.point.values.pop(v, None)
+                else:
+                    filler.point.values[v] = x
+        if not ok:
+            return False
+    return True
+
+
+def _plans(symbols, bounds):
+    """Size assignments: each integer symbol through its lower bound .. bound + SPAN (the others free)."""
+    plans = [{}]
+    for s in symbols:
+        b = bounds.get(s, declared_lower_bound(s))
+        b = int(b) if b is not None and b != -sp.oo else -2
+        plans += [{s: sp.Integer(v)} for v in range(b, b + SPAN + 1)]
+    return plans
+
+
+def _compare(lhs, relation, rhs) -> bool:
+    if isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase):
+        if not (isinstance(lhs, sp.MatrixBase) and isinstance(rhs, sp.MatrixBase)) or lhs.shape != rhs.shape:
+            return False
+        return all(sign(a - b) == 0 for a, b in zip(lhs, rhs)) if relation == "=" else False
+    d = sign(lhs - rhs)
+    return {"=": d == 0, "!=": d != 0, "<": d < 0, "<=": d <= 0, ">": d > 0, ">=": d >= 0}[relation]
+
+
+def _describe(point: Point) -> str:
+    parts = [f"{k} = {sp.sstr(v)}" for k, v in sorted(point.values.items(), key=lambda kv: str(kv[0]))
+             if not str(k).startswith("_")]
+    for base, table in point.families.items():
+        if isinstance(table, dict) and len(table) <= 8:
+            parts.append(f"{base} = " + ", ".join(f"{list(k)}: {sp.sstr(v)}" for k, v in sorted(table.items())))
+    return "; ".join(parts)[:400]
+
+
+_CACHE: dict = {}
+
+
+def evaluate(result, seed: int = 0) -> Verdict:
+    """Check ``result`` at small sizes (see the module docstring)."""
+    if id(result) in _CACHE and _CACHE[id(result)][0] is result:
+        return _CACHE[id(result)][1]
+    verdict = _evaluate(result, seed)
+    _CACHE[id(result)] = (result, verdict)
+    return verdict
+
+
+def _evaluate(result, seed: int) -> Verdict:
+    conditions, equations, identities, quantified = _formulas(result)
+    all_formulas = conditions + [e for e, _ in equations + identities] + [f for _, f in quantified]
+    symbols = _statement_symbols(result, all_formulas)
+    bounds = lower_bounds(conditions)
+    rng = random.Random(seed)
+    checked, sizes, points = 0, {s: set() for s in symbols}, []
+    for plan in _plans(symbols, bounds):
+        found = 0
+        for attempt in range(TRIES * 4):
+            if found >= TRIES:
+                break
+            scale = max([4] + [int(v) + 3 for v in plan.values()])
+            filler = Filler(hint_of(result, plan), random.Random(rng.random()), [e for e, _ in equations], plan,
+                            [e for e, _ in identities], scale)
+            filler.resolve()
+            if not _admissible(filler, conditions, equations, identities, quantified):
+                continue
+            found += 1
+            try:
+                lhs, rhs = filler.value(result.lhs), filler.value(result.rhs)
+                holds = _compare(lhs, result.relation, rhs)
+            except Undefined as exc:
+                return Verdict(True, f"undefined at an admissible point ({exc}): {_describe(filler.point)}", checked,
+                               sizes, points)
+            except NoValue:
+                continue
+            if not holds:
+                return Verdict(True, f"fails at {_describe(filler.point)}: {sp.sstr(lhs)[:120]} "
+                                     f"{result.relation} {sp.sstr(rhs)[:120]} is false", checked, sizes, points)
+            checked += 1
+            for s in symbols:
+                if s in filler.point.values:
+                    sizes[s].add(int(filler.point.values[s]))
+            if len(points) < 4:
+                points.append(filler.point)
+    covered = ", ".join(f"{s} in {_span(sorted(v))}" for s, v in sizes.items() if v)
+    text = (f"holds at {checked} admissible points" + (f" ({covered})" if covered else "")) if checked else \
+        "no admissible point was found to evaluate at"
+    return Verdict(False, text, checked, {s: sorted(v) for s, v in sizes.items()}, points)
+
+
+def _span(values) -> str:
+    if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+        return f"{values[0]}..{values[-1]}"
+    return "{" + ", ".join(map(str, values)) + "}"
+
+
+def model_of(point: Point):
+    """The kernel's ``Model`` of an admissible point."""
+    from grpo_verify.proof.theorem import Model
+
+    from grpo_verify.proof.theorem import Iid
+
+    distributions = {}
+    for operator, outcomes in point.distributions.items():
+        if hasattr(outcomes, "joint"):
+            distributions[operator] = Iid(tuple((p, dict(v)) for p, v in outcomes.outcomes), outcomes.rollouts)
+            single = getattr(operator, "single", None)
+            if single is not None:
+                distributions[single] = distributions[operator]
+        else:
+            distributions[operator] = [(p, {base[index]: v for base, table in tables.items()
+                                            for index, v in table.items()}) for p, tables in outcomes]
+    families = {b: t for b, t in point.families.items() if isinstance(t, dict)}
+    return Model(dict(point.values), families, dict(point.functions), distributions)
+
+
+def find_model(result, ctx):
+    """A model of ``ctx`` the kernel accepts, from the evaluator's admissible points, or None."""
+    from grpo_verify.proof.theorem import has_model
+
+    for point in evaluate(result).points:
+        model = model_of(point)
+        if has_model(ctx, model):
+            return model
+    return None
+
+
+def describe(model) -> str:
+    parts = [f"{k} = {sp.sstr(v)}" for k, v in sorted(model.values.items(), key=lambda kv: str(kv[0]))]
+    parts += [f"{b}: {len(t)} entries" for b, t in model.families.items()]
+    parts += [f"{f} = {sp.sstr(lam)}" for f, lam in model.functions.items()]
+    parts += [f"{type_.__name__} over {len(o)} outcomes" for type_, o in model.distributions.items()]
+    return "; ".join(parts)[:300] or "any values of the declared types"
+
+
+_ = value

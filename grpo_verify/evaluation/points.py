@@ -1,0 +1,271 @@
+"""Points at which a result is evaluated, and the proposal of points that satisfy its assumptions.
+
+Not trusted: a proposal is only a candidate. The evaluator checks each against the assumptions with its
+own exact evaluation (``values``); the kernel checks a model with its own rules (``theorem.has_model``).
+
+A point is filled lazily: a symbol, an entry of an indexed family or a function that an evaluation needs
+and the point lacks gets a random value of its declared type (a rational; a constant function); an
+expectation operator gets an i.i.d. distribution of two outcomes per rollout. Equations of the form
+``symbol = expression`` or ``entry = expression`` define their left side; a derivation can give a hint
+(``Result(model=...)``): a dict, or a function of the chosen sizes returning one, with values for symbols,
+``{index: value}`` tables (or functions of the index) for indexed families, Lambdas for functions, and
+``Distribution`` objects for expectation operators.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.core.function import AppliedUndef, UndefinedFunction
+
+from grpo_verify.evaluation.values import NoValue, truth, value
+from grpo_verify.proof.operators import Expectation, IidExpectation
+from grpo_verify.proof.terms import free_symbols
+
+
+@dataclass
+class Distribution:
+    """Rollouts drawn i.i.d. from ``outcomes``: ``[(probability, {family: value}), ...]`` for one rollout;
+    ``rollouts`` of them (the joint distribution is the product)."""
+
+    outcomes: list
+    rollouts: int
+
+    def joint(self, bases) -> list:
+        out = []
+        for combo in itertools.product(range(len(self.outcomes)), repeat=self.rollouts):
+            p = sp.Mul(*[self.outcomes[o][0] for o in combo])
+            tables = {b: {(k + 1,): self.outcomes[o][1][b] for k, o in enumerate(combo)} for b in bases}
+            out.append((p, tables))
+        return out
+
+
+@dataclass
+class Point:
+    values: dict = field(default_factory=dict)
+    families: dict = field(default_factory=dict)
+    functions: dict = field(default_factory=dict)
+    distributions: dict = field(default_factory=dict)  # operator class -> [(p, {base: {index: value}})]
+    random: dict = field(default_factory=dict)
+    varying: dict = field(default_factory=dict)
+
+    def with_random(self, tables) -> "Point":
+        return Point(self.values, self.families, self.functions, self.distributions, tables, self.varying)
+
+    def with_varying(self, base, table) -> "Point":
+        return Point(self.values, self.families, self.functions, self.distributions, self.random,
+                     {**self.varying, base: table})
+
+
+def _random_value(x, rng: random.Random, scale: int = 4):
+    """A random rational of ``x``'s declared type (integers up to ``scale``)."""
+    integer = x.is_integer
+    v = sp.Integer(rng.randint(1, scale)) if integer else sp.Rational(rng.randint(1, 40), rng.randint(1, 12))
+    if x.is_positive:
+        return v
+    if x.is_nonnegative:
+        return v - 1 if integer else v
+    if x.is_negative:
+        return -v
+    if x.is_nonpositive:
+        return 1 - v if integer else -v
+    if x.is_nonzero:
+        return v if rng.random() < 0.5 else -v
+    return v * rng.choice((1, -1)) - (1 if integer and rng.random() < 0.3 else 0)
+
+
+def lower_bounds(formulas) -> dict:
+    """Constant lower bounds ``s >= c`` (``s > c``) on integer symbols, from the assumptions."""
+    out: dict = {}
+    for f in formulas:
+        for g in sp.And.make_args(f):
+            s = c = None
+            if isinstance(g, (sp.Ge, sp.Gt)) and isinstance(g.lhs, sp.Symbol) and g.rhs.is_number:
+                s, c = g.lhs, g.rhs + (1 if isinstance(g, sp.Gt) and g.lhs.is_integer else 0)
+            elif isinstance(g, (sp.Le, sp.Lt)) and isinstance(g.rhs, sp.Symbol) and g.lhs.is_number:
+                s, c = g.rhs, g.lhs + (1 if isinstance(g, sp.Lt) and g.rhs.is_integer else 0)
+            if s is not None and s.is_integer:
+                out[s] = max(out.get(s, -sp.oo), sp.ceiling(c))
+    return out
+
+
+def declared_lower_bound(s) -> int | None:
+    if s.is_positive:
+        return 1
+    if s.is_nonnegative:
+        return 0
+    return None
+
+
+class Filler:
+    """Builds a point lazily from a hint and random choices, resolving defining equations."""
+
+    def __init__(self, hint: dict, rng: random.Random, equations, sizes: dict, identities=(), scale: int = 4):
+        self.rng = rng
+        self.scale = scale
+        self.point = Point()
+        self.fixed = set()
+        for key, v in {**hint, **sizes}.items():
+            self._set(key, v)
+            self.fixed.add(key)
+        self.equations = [eq for eq in equations if isinstance(eq, sp.Eq)]
+        self.equations += [eq for eq in identities if isinstance(eq, sp.Eq)]
+
+    def _set(self, key, v):
+        if isinstance(key, sp.IndexedBase):
+            self.point.families[key] = _table(v)
+        elif isinstance(key, UndefinedFunction):
+            self.point.functions[key] = v
+        elif isinstance(key, type) and issubclass(key, Expectation):
+            self.point.distributions[key] = v
+        else:
+            self.point.values[key] = sp.sympify(v)
+
+    def resolve(self, passes: int = 4):
+        """Apply the defining equations until nothing changes."""
+        for eq in self.equations:  # f(x, y) = expression: f is that expression
+            for target, source in ((eq.lhs, eq.rhs), (eq.rhs, eq.lhs)):
+                if isinstance(target, AppliedUndef) and target.func not in self.fixed and all(
+                        isinstance(a, sp.Symbol) for a in target.args) and len(set(target.args)) == len(target.args):
+                    self.point.functions[target.func] = sp.Lambda(target.args, source)
+                    self.fixed.add(target.func)
+                    break
+        for _ in range(passes):
+            changed = False
+            for eq in self.equations:
+                changed |= self._solve(eq)
+                for target, source in ((eq.lhs, eq.rhs), (eq.rhs, eq.lhs)):
+                    key = self._key(target)
+                    if key is None or key in self.fixed:
+                        continue
+                    try:
+                        v = self.value(source)
+                        current = self.value(target) if self._known(target) else None
+                    except NoValue:
+                        continue
+                    if current is None or current != v:
+                        self._assign(target, v)
+                        changed = True
+                    break
+            if not changed:
+                return
+
+    def _solve(self, eq) -> bool:
+        """An equation in one free unknown of integer or rational value, solved for it (a proposal only)."""
+        unknowns = sorted((x for x in free_symbols(eq) if x not in self.fixed and x not in self.point.values),
+                          key=str)
+        if len(unknowns) != 1 or any(isinstance(n, (sp.Sum, sp.Product, AppliedUndef, sp.Indexed, Expectation,
+                                                    sp.Derivative, sp.Subs)) for n in sp.preorder_traversal(eq)):
+            return False
+        x = unknowns[0]
+        others = {y: self.value(y) for y in free_symbols(eq) if y != x}
+        try:
+            solutions = sp.solve(sp.Eq(eq.lhs, eq.rhs).xreplace(others), x)
+        except Exception:  # noqa: BLE001
+            return False
+        for v in solutions:
+            if v.is_Rational and (not x.is_integer or v.is_Integer):
+                self.point.values[x] = v
+                return True
+        return False
+
+    def _key(self, target):
+        if isinstance(target, sp.Symbol):
+            return target
+        if isinstance(target, sp.Indexed) and all(i.is_Integer for i in target.indices):
+            return target
+        return None
+
+    def _known(self, target) -> bool:
+        if isinstance(target, sp.Symbol):
+            return target in self.point.values
+        return target.base in self.point.families and target.indices in self.point.families[target.base]
+
+    def _assign(self, target, v):
+        if isinstance(target, sp.Symbol):
+            self.point.values[target] = v
+        else:
+            self.point.families.setdefault(target.base, {})[target.indices] = v
+
+    def value(self, e, bound=None):
+        """``value`` with the point filled on demand."""
+        for _ in range(400):
+            try:
+                return value(e, self.point, bound)
+            except NoValue as exc:
+                if not self._fill(str(exc), e):
+                    raise
+        raise NoValue("too many values to fill")
+
+    def truth(self, f):
+        for _ in range(400):
+            try:
+                return truth(f, self.point)
+            except NoValue as exc:
+                if not self._fill(str(exc), f):
+                    raise
+        raise NoValue("too many values to fill")
+
+    def _fill(self, message: str, e) -> bool:
+        if not message.startswith("no value for") and not message.startswith("no distribution for"):
+            return False
+        name = message.split("for ", 1)[1]
+        nodes = list(sp.preorder_traversal(e)) + [n for f in self.point.functions.values()
+                                                   for n in sp.preorder_traversal(f.expr)]
+        if message.startswith("no distribution for"):
+            for node in nodes:
+                if isinstance(node, Expectation) and type(node).__name__ == name:
+                    self.point.distributions[type(node)] = self._distribution(type(node), e)
+                    return True
+            return False
+        if name.startswith("the function "):
+            fname = name[len("the function "):]
+            for node in nodes:
+                if isinstance(node, AppliedUndef) and str(node.func) == fname:
+                    xs = [sp.Dummy() for _ in node.args]
+                    self.point.functions[node.func] = sp.Lambda(tuple(xs), _random_value(node, self.rng))
+                    return True
+            return False
+        for node in nodes:
+            if isinstance(node, (sp.Symbol, sp.Dummy)) and str(node) == name:
+                self.point.values[node] = _random_value(node, self.rng, self.scale)
+                return True
+            if isinstance(node, sp.Indexed) and name.startswith(str(node.base) + "["):
+                index = tuple(int(x) for x in name[len(str(node.base)) + 1:-1].split(", "))
+                self.point.families.setdefault(node.base, {})[index] = _random_value(node, self.rng, self.scale)
+                return True
+        return False
+
+    def _distribution(self, operator, e):
+        sizes = [int(v) for v in self.point.values.values() if v.is_Integer and 0 < v <= 12]
+        rollouts = max([2] + sizes)
+        p = sp.Rational(self.rng.randint(1, 9), 10)
+        outcomes = [(p, {}), (1 - p, {})]
+        for _prob, values in outcomes:
+            for base in operator.random:
+                values[base] = _random_value(base[1], self.rng)
+        return Distribution(outcomes, rollouts)
+
+
+def _table(v):
+    if isinstance(v, dict):
+        return {(k if isinstance(k, tuple) else (k,)): sp.sympify(x) for k, x in v.items()}
+    return v
+
+
+def hint_of(result, sizes: dict) -> dict:
+    hint = result.model
+    if hint is None:
+        return {}
+    if callable(hint):
+        hint = hint(dict(sizes))
+    out = {}
+    for key, v in dict(hint).items():
+        out[key] = v
+    return out
+
+
+_ = (IidExpectation, free_symbols)

@@ -1,0 +1,271 @@
+"""Arithmetic in opaque atoms, the one place the kernel trusts SymPy's and z3's algebra. Trusted.
+
+* ``ring_zero``: is a term 0 as a rational function of its atoms? Every subterm that is not +, x, an
+  integer power or a rational number is replaced by a fresh indeterminate (equal terms by the same one);
+  ``b**(p/q)`` becomes ``a**p`` with ``a = b**(1/q)`` and ``a**q`` is reduced to ``b`` (true wherever the
+  term is defined, which needs ``b >= 0``). Then SymPy's ``cancel`` decides, a normal form of rational
+  functions over Q.
+* ``entails``: do the hypotheses imply a formula in real arithmetic? Atoms become z3 variables (integer
+  ones first relaxed to reals, then as integers), with facts true of every value of them: ``exp(u) > 0``,
+  ``a >= 0`` and ``a**q = b`` for ``a = b**(1/q)`` when ``b >= 0``, the sign of ``log u`` from ``u``'s, a
+  binomial coefficient ``>= 1`` on its range, ``b**e > 0`` for ``b > 0``, declared signs of symbols,
+  indexed families and functions, and rational bounds for closed numbers from a 40-digit evaluation.
+  ``Min``, ``Max``, ``Abs``, ``Piecewise`` and Kronecker deltas are translated exactly. z3's nlsat is
+  complete for real arithmetic; a timeout or an untranslatable term is "not entailed".
+* ``closed_sign``: the sign of a closed real number, exactly for rationals, by minimal polynomial for
+  algebraic zeros, otherwise from a 50-digit evaluation with a margin (or undecided).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+import z3
+from sympy.core.function import AppliedUndef
+
+from grpo_verify.proof.operators import MatrixRank
+from grpo_verify.proof.terms import integer_valued
+
+TIMEOUT_MS = 3000
+
+
+def _atomize(e, table: dict, roots: dict):
+    """``e`` with its atoms replaced by indeterminates (``table``: atom -> Dummy); ``roots`` records
+    indeterminate -> (base, q) for the rational powers."""
+    if e.is_Rational:
+        return e
+    if isinstance(e, (sp.Add, sp.Mul)):
+        return e.func(*[_atomize(a, table, roots) for a in e.args])
+    if isinstance(e, sp.Pow) and e.exp.is_Rational:
+        base = _atomize(e.base, table, roots)
+        if e.exp.is_Integer:
+            return base ** e.exp
+        p, q = e.exp.p, e.exp.q
+        key = sp.Pow(e.base, sp.Rational(1, q), evaluate=False)
+        if key not in table:
+            table[key] = sp.Dummy("a")
+            roots[table[key]] = (base, q)
+        return table[key] ** p
+    if e not in table:
+        table[e] = sp.Dummy("a")
+    return table[e]
+
+
+def ring_zero(e) -> bool:
+    """Whether ``e`` is 0 as a rational function of its atoms (see the module docstring)."""
+    table, roots = {}, {}
+    x = _atomize(sp.sympify(e), table, roots)
+    numerator, _ = sp.fraction(sp.cancel(sp.together(x)))
+    numerator = sp.expand(numerator)
+    for a, (base, q) in roots.items():  # a**q = base
+        if numerator.has(a):
+            numerator = sp.expand(sp.Poly(numerator, a).rem(sp.Poly(a ** q - base, a)).as_expr())
+    if numerator != 0 and roots:
+        numerator = sp.expand(sp.fraction(sp.cancel(numerator))[0])
+    return numerator == 0
+
+
+def closed_sign(e) -> int | None:
+    """-1, 0 or 1 for a closed real number, None if undecided."""
+    e = sp.sympify(e)
+    if e.is_Rational:
+        return int(bool(e > 0)) - int(bool(e < 0))
+    if e.free_symbols or not e.is_number:
+        return None
+    if ring_zero(e):
+        return 0
+    try:
+        v = sp.N(e, 50)
+    except Exception:  # noqa: BLE001
+        return None
+    if not v.is_real or not v.is_Number:
+        return None
+    if abs(v) > sp.Rational(1, 10 ** 30):
+        return 1 if v > 0 else -1
+    try:
+        t = sp.Dummy("t")
+        if sp.expand(sp.minimal_polynomial(e, t) - t) == 0:
+            return 0
+    except Exception:  # noqa: BLE001 - not algebraic, or SymPy cannot tell: undecided
+        pass
+    return None
+
+
+class Untranslatable(Exception):
+    pass
+
+
+class _Z3:
+    def __init__(self, integers: bool):
+        self.integers = integers
+        self.atoms: dict = {}
+        self.facts: list = []
+
+    def var(self, e, integer: bool):
+        if e not in self.atoms:
+            name = f"v{len(self.atoms)}"
+            self.atoms[e] = z3.Int(name) if (integer and self.integers) else z3.Real(name)
+            self._declared(e, self.atoms[e])
+        v = self.atoms[e]
+        return z3.ToReal(v) if v.sort() == z3.IntSort() else v
+
+    def _declared(self, e, v):
+        x = z3.ToReal(v) if v.sort() == z3.IntSort() else v
+        if isinstance(e, (sp.Symbol, sp.Indexed, AppliedUndef)):
+            for key, rel in (("positive", x > 0), ("negative", x < 0), ("nonnegative", x >= 0),
+                             ("nonpositive", x <= 0), ("nonzero", x != 0)):
+                if getattr(e, f"is_{key}") is True:
+                    self.facts.append(rel)
+        elif isinstance(e, MatrixRank):
+            self.facts.append(x >= 0)
+        elif not sp.sympify(e).free_symbols and e.is_number:
+            try:
+                value = sp.N(e, 40)
+            except Exception:  # noqa: BLE001
+                return
+            if value.is_real and value.is_Number:
+                mid = sp.Rational(str(value))
+                margin = sp.Rational(1, 10 ** 30)
+                self.facts += [x > _q(mid - margin), x < _q(mid + margin)]
+
+    def term(self, e):
+        e = sp.sympify(e)
+        if e.is_Rational:
+            return z3.RealVal(str(e))
+        if isinstance(e, sp.Add):
+            return z3.Sum([self.term(a) for a in e.args])
+        if isinstance(e, sp.Mul):
+            out = self.term(e.args[0])
+            for a in e.args[1:]:
+                out = out * self.term(a)
+            return out
+        if isinstance(e, sp.Pow) and e.exp.is_Integer:
+            base, n = self.term(e.base), int(e.exp)
+            power = z3.RealVal(1)
+            for _ in range(abs(n)):
+                power = power * base
+            return power if n >= 0 else 1 / power
+        if isinstance(e, sp.Pow) and e.exp.is_Rational:
+            key = sp.Pow(e.base, sp.Rational(1, e.exp.q), evaluate=False)
+            fresh = key not in self.atoms
+            a = self.var(key, False)
+            if fresh:
+                b = self.term(e.base)
+                self.facts.append(z3.Implies(b >= 0, z3.And(a >= 0, _power(a, e.exp.q) == b)))
+            return _power(a, e.exp.p) if e.exp.p >= 0 else 1 / _power(a, -e.exp.p)
+        if isinstance(e, sp.Abs):
+            x = self.term(e.args[0])
+            return z3.If(x >= 0, x, -x)
+        if isinstance(e, (sp.Min, sp.Max)):
+            args = [self.term(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a < out, a, out) if isinstance(e, sp.Min) else z3.If(a > out, a, out)
+            return out
+        if isinstance(e, sp.Piecewise):
+            out = None
+            for branch, cond in reversed(e.args):
+                value = self.term(branch)
+                out = value if out is None and cond is sp.true else z3.If(self.formula(cond), value,
+                                                                          out if out is not None else value)
+            if e.args[-1][1] is not sp.true:
+                raise Untranslatable("a Piecewise without a final True branch")
+            return out
+        if isinstance(e, sp.KroneckerDelta):
+            return z3.If(self.term(e.args[0]) == self.term(e.args[1]), z3.RealVal(1), z3.RealVal(0))
+        fresh = e not in self.atoms
+        a = self.var(e, integer_valued(e))
+        if fresh:
+            self._atom_facts(e, a)
+        return a
+
+    def _atom_facts(self, e, a):
+        if isinstance(e, sp.exp):
+            self.facts.append(a > 0)
+        elif isinstance(e, sp.log):
+            u = self.term(e.args[0])
+            self.facts += [z3.Implies(u > 1, a > 0), z3.Implies(u == 1, a == 0),
+                           z3.Implies(z3.And(u > 0, u < 1), a < 0)]
+        elif isinstance(e, sp.binomial) and all(integer_valued(x) for x in e.args):
+            n, k = (self.term(x) for x in e.args)
+            self.facts.append(z3.Implies(z3.And(k >= 0, k <= n), a >= 1))
+        elif isinstance(e, sp.Pow):  # a symbolic exponent
+            b, x = self.term(e.base), self.term(e.exp)
+            self.facts.append(z3.Implies(b > 0, a > 0))
+            if integer_valued(e.exp):
+                self.facts += [z3.Implies(z3.And(b >= 0, x >= 0), a >= 0), z3.Implies(x == 0, a == 1)]
+
+    def formula(self, f):
+        f = sp.sympify(f)
+        if f is sp.true:
+            return z3.BoolVal(True)
+        if f is sp.false:
+            return z3.BoolVal(False)
+        if isinstance(f, sp.And):
+            return z3.And(*[self.formula(a) for a in f.args])
+        if isinstance(f, sp.Or):
+            return z3.Or(*[self.formula(a) for a in f.args])
+        if isinstance(f, sp.Not):
+            return z3.Not(self.formula(f.args[0]))
+        if isinstance(f, sp.Implies):
+            return z3.Implies(self.formula(f.args[0]), self.formula(f.args[1]))
+        ops = {sp.Eq: lambda a, b: a == b, sp.Ne: lambda a, b: a != b, sp.Lt: lambda a, b: a < b,
+               sp.Le: lambda a, b: a <= b, sp.Gt: lambda a, b: a > b, sp.Ge: lambda a, b: a >= b}
+        for cls, op in ops.items():
+            if isinstance(f, cls):
+                return op(self.term(f.lhs), self.term(f.rhs))
+        raise Untranslatable(f"{type(f).__name__} is not a formula of real arithmetic")
+
+
+def _q(x: sp.Rational):
+    return z3.RealVal(str(x))
+
+
+def _power(a, n: int):
+    out = z3.RealVal(1)
+    for _ in range(n):
+        out = out * a
+    return out
+
+
+_CACHE: dict = {}
+
+
+def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> bool:
+    """Whether the hypotheses (with ``extra_facts``, proved formulas about the atoms) imply ``goal``."""
+    key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms)
+    if key not in _CACHE:
+        _CACHE[key] = any(_entails(hypotheses, goal, extra_facts, timeout_ms, integers)
+                          for integers in (False, True))
+    return _CACHE[key]
+
+
+def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> bool:
+    t = _Z3(integers)
+    try:
+        hyps = [t.formula(h) for h in list(hypotheses) + list(extra_facts)]
+        negated = z3.Not(t.formula(goal))
+    except (Untranslatable, z3.Z3Exception, TypeError, ValueError):
+        return False
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*hyps, *t.facts, negated)
+    try:
+        return solver.check() == z3.unsat
+    except z3.Z3Exception:
+        return False
+
+
+def expand_in_atoms(e):
+    """``e`` multiplied out as a polynomial (with negative powers) in its atoms, the atoms untouched."""
+    table, _roots = {}, {}
+    x = _atomize(sp.sympify(e), table, _roots)
+    back = {v: k for k, v in table.items()}
+    return sp.expand(x).xreplace(back)
+
+
+def together_in_atoms(e):
+    """``e`` as one fraction ``p/q`` of polynomials in its atoms (``cancel``), the atoms untouched."""
+    table, _roots = {}, {}
+    x = _atomize(sp.sympify(e), table, _roots)
+    back = {v: k for k, v in table.items()}
+    return sp.cancel(sp.together(x)).xreplace(back)

@@ -1,0 +1,305 @@
+"""Checking a ``Result``: ask the kernel's rules for a theorem of it and report what they said.
+
+Not trusted: this module only calls the kernel (``grpo_verify.proof.theorem``). A result is *proved* when
+``theorem.establishes`` accepts a theorem for its statement under its hypotheses and those hypotheses have a
+model (``theorem.has_model``); *proved for a range* when that holds for each listed value of a symbol;
+*refuted* when the independent evaluator (``grpo_verify.evaluation``) finds an admissible point where the
+statement fails exactly; otherwise *unproved*, with the reason. Nothing here can make a theorem.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from grpo_verify.proof import theorem as K
+from grpo_verify.proof.build import expand_computations as built
+from grpo_verify.proof.status import Status, weakest
+from grpo_verify.proof.terms import KernelError, canon, subst
+
+__all__ = ["check", "ObligationReport", "StepReport", "ResultReport"]
+
+
+@dataclass(frozen=True)
+class ObligationReport:
+    condition: str
+    reason: str
+    status: Status
+    route: str
+    latex: str = ""
+
+
+@dataclass(frozen=True)
+class StepReport:
+    index: int
+    rule: str
+    relation: str
+    status: Status
+    seconds: float
+    detail: str = ""
+    route: str = ""
+    disagreement: bool = False
+
+
+@dataclass(frozen=True)
+class ResultReport:
+    name: str
+    status: Status
+    steps: tuple[StepReport, ...]
+    seconds: float
+    scope: str
+    consistency: str = ""
+    obligations: tuple[ObligationReport, ...] = ()
+    theorems: tuple = field(default=(), compare=False, repr=False)
+    rules: tuple[str, ...] = ()
+    evaluation: str = ""
+
+    def summary(self) -> str:
+        lines = [f"{self.name}: {self.status.value} ({self.scope}; {self.seconds:.2f} s)"]
+        if self.consistency:
+            lines.append(f"  assumptions: {self.consistency}")
+        if self.evaluation:
+            lines.append(f"  evaluator: {self.evaluation}")
+        for s in self.steps:
+            route = f" by {s.route}" if s.route else ""
+            lines.append(f"  step {s.index} [{s.rule}] {s.status.value}{route}: {s.detail} ({s.seconds:.2f} s)")
+        return "\n".join(lines)
+
+    @property
+    def disagreements(self) -> list[StepReport]:
+        return [s for s in self.steps if s.disagreement]
+
+
+def rules_of(by) -> tuple:
+    """A step's rules, bundles (tuples of rules) flattened."""
+    out = []
+    for r in by:
+        out += rules_of(r) if isinstance(r, tuple) else [r]
+    return tuple(out)
+
+
+def hypotheses(result) -> list:
+    return [h for a in result.assumptions for h in K.hyps_of(a)]
+
+
+def _fail(result, start, detail, consistency="", evaluation="") -> ResultReport:
+    return ResultReport(result.name, Status.UNPROVED,
+                        (StepReport(1, "kernel", result.relation, Status.UNPROVED, time.perf_counter() - start,
+                                    detail),), time.perf_counter() - start, "symbolic", consistency, (), (), (),
+                        evaluation)
+
+
+def check(result, *, stop_at_failure: bool = False) -> ResultReport:
+    """The report of ``result``; never raises."""
+    start = time.perf_counter()
+    try:
+        return _check(result, start, stop_at_failure)
+    except Exception as exc:  # noqa: BLE001 - a crash is a status, never a pass
+        return _fail(result, start, f"the kernel could not check this result: {type(exc).__name__}: {exc}")
+
+
+def _check(result, start, stop_at_failure) -> ResultReport:
+    if not result.steps and result.lhs == result.rhs:
+        return _fail(result, start, "vacuous: both sides were identical as built (SymPy decided the claim while it "
+                                    "was written); build them with as_written")
+    from grpo_verify import evaluation
+
+    try:
+        ctx = K.Context(hypotheses(result))
+    except KernelError as exc:
+        return _fail(result, start, f"refused: {exc}")
+    verdict = evaluation.evaluate(result)
+    if verdict.refuted:
+        return ResultReport(result.name, Status.REFUTED,
+                            (StepReport(1, "independent evaluator", result.relation, Status.REFUTED,
+                                        time.perf_counter() - start, verdict.text, "exact evaluation"),),
+                            time.perf_counter() - start, "symbolic", "", (), (), (), verdict.text)
+    if ctx.hyps:
+        model = evaluation.find_model(result, ctx)
+        if model is None:
+            return _fail(result, start, "refused: no exact model of the assumptions was found (an inconsistent set "
+                                        "would prove anything)", "no model found", verdict.text)
+        consistency = f"consistent: every assumption holds exactly at {evaluation.describe(model)}"
+    else:
+        consistency = "no assumptions beyond the declared domains of the symbols"
+    contexts = [(ctx, "symbolic", [])]
+    if result.for_each is not None:
+        contexts = _instances(ctx, result.for_each)
+        if not contexts:
+            return _fail(result, start, f"no value of {result.for_each.describe()} satisfies the assumptions",
+                         consistency, verdict.text)
+    reports, theorems, used = [], [], set()
+    for here, scope, extra in contexts:
+        thm, step_reports = _prove(result, here, extra, stop_at_failure)
+        reports += step_reports
+        if thm is None and result.fallback is not None and scope == "symbolic":
+            fallback = _instances(ctx, result.fallback)
+            fall = [_prove(result, c, e, stop_at_failure) for c, _s, e in fallback]
+            if fall and all(t is not None for t, _r in fall):
+                reports = [StepReport(1, "for each value", result.relation, Status.PROVED_FOR_RANGE, 0.0,
+                                      f"decided for each {result.fallback.describe()}")]
+                theorems = [t for t, _r in fall]
+                scopes = [result.fallback.describe()]
+                used = set().union(*[t.rules for t in theorems])
+                return _report(result, start, Status.PROVED_FOR_RANGE, reports, theorems, scopes[0], consistency,
+                               used, verdict.text)
+        if thm is None:
+            return _report(result, start, Status.UNPROVED, reports, [], scope, consistency, used, verdict.text)
+        if not K.establishes(thm, here.hyps, built(result.lhs), result.relation, built(result.rhs)):
+            reports.append(StepReport(len(reports) + 1, "chain relation", result.relation, Status.UNPROVED, 0.0,
+                                      f"the steps establish {thm.relation!r}, not the stated {result.relation!r}"))
+            return _report(result, start, Status.UNPROVED, reports, [], scope, consistency, used, verdict.text)
+        theorems.append(thm)
+        used |= thm.rules
+    status = Status.PROVED_FOR_RANGE if result.for_each is not None else Status.PROVED
+    scope = result.for_each.describe() if result.for_each is not None else "symbolic"
+    return _report(result, start, status, reports, theorems, scope, consistency, used, verdict.text)
+
+
+def _report(result, start, status, reports, theorems, scope, consistency, used, evaluation) -> ResultReport:
+    return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency, (),
+                        tuple(theorems), tuple(sorted(used)), evaluation)
+
+
+def _instances(ctx, for_each):
+    out = []
+    for value in for_each.values:
+        v = sp.Integer(value)
+        symbol = for_each.symbol
+        if symbol.is_integer and not v.is_integer or any(
+                getattr(symbol, f"is_{k}") and not getattr(v, f"is_{k}") for k in ("positive", "nonnegative",
+                                                                                   "negative", "nonpositive")):
+            continue
+        if any(canon(subst(h.formula, {symbol: v})) is sp.false for h in ctx.hyps if not h.index):
+            continue
+        pin = K.Hyp(canon(sp.Eq(symbol, v)))
+        here = ctx.with_hyps([pin])
+        out.append((here, f"{symbol} = {value}", [K.cite(here, pin, name=f"{symbol} = {value}")]))
+    return out
+
+
+def _prove(result, ctx, extra, stop_at_failure):
+    """(theorem or None, step reports) for one context."""
+    if result.induction is not None:
+        return _by_induction(result, ctx, extra)
+    if result.minimum_at is not None:
+        return _by_mean_value(result, ctx, extra)
+    previous, thm, reports = built(result.lhs), None, []
+    for n, step in enumerate(result.links(), start=1):
+        t0 = time.perf_counter()
+        rules = rules_of(step.by)
+        try:
+            cited = extra + _cited(result, step.using, ctx)
+            t = K.link(ctx, previous, step.relation, built(step.expr), rules, cited)
+            thm = t if thm is None else K.chain(thm, t)
+            status, detail = Status.PROVED, "established"
+        except (K.Unproved, KernelError) as exc:
+            status, detail, thm = Status.UNPROVED, str(exc), None
+        reports.append(StepReport(n, step.rule or ", ".join(r.label() for r in rules) or "arithmetic",
+                                  step.relation, status if thm is not None or status is Status.UNPROVED else
+                                  Status.UNPROVED, time.perf_counter() - t0, detail, _route(rules)))
+        if thm is None:
+            if stop_at_failure:
+                break
+            return None, reports + _unchecked(result, n)
+        previous = built(step.expr)
+    return thm, reports
+
+
+def _unchecked(result, failed: int) -> list:
+    return [StepReport(k, s.rule or "step", s.relation, Status.UNPROVED, 0.0, "not checked: an earlier link failed")
+            for k, s in enumerate(result.links(), start=1) if k > failed]
+
+
+def _route(rules) -> str:
+    return "kernel rules: " + (", ".join(r.label() for r in rules) if rules else "ring normal form and arithmetic")
+
+
+def _cited(result, using, ctx) -> list:
+    from grpo_verify.proof.result import Assumption, Instance, Result
+
+    out = []
+    for fact in using:
+        if isinstance(fact, Assumption):
+            if not any(fact is a for a in result.assumptions):
+                raise K.Unproved(f"uses the assumption {fact.text!r}, which this result does not state")
+            for h in K.hyps_of(fact):
+                if not h.index:
+                    out.append(K.cite(ctx, h, name=fact.text))
+            continue
+        values = {}
+        if isinstance(fact, Instance):
+            fact, values = fact.result, dict(fact.values)
+        if not isinstance(fact, Result):
+            raise K.Unproved(f"cannot use {fact!r}")
+        if fact is result:
+            raise K.Unproved("a result cannot cite itself")
+        report = fact.check()
+        if not report.status.passed:
+            raise K.Unproved(f"cites {fact.name}, which is {report.status.value}")
+        failures = []
+        for thm in report.theorems:
+            try:
+                out.append(K.cite(ctx, thm, values, name=fact.name))
+                break
+            except K.Unproved as exc:
+                failures.append(str(exc))
+        else:
+            raise K.Unproved(f"cites {fact.name}: " + "; ".join(dict.fromkeys(failures)))
+    return out
+
+
+def _by_induction(result, ctx, extra):
+    n, base = result.induction.symbol, result.induction.base
+    rules = rules_of(result.by)
+    reports = []
+    t0 = time.perf_counter()
+    try:
+        lhs, rhs = built(result.lhs), built(result.rhs)
+        base_ctx, step_ctx = K.induction_contexts(ctx, n, base, lhs, result.relation, rhs)
+        at = lambda e, v: subst(e, {n: v})  # noqa: E731
+        base_thm = K.link(base_ctx, at(lhs, base), result.relation, at(rhs, base), rules,
+                          _cited(result, result.using, base_ctx))
+        reports.append(StepReport(1, f"base case {n} = {base}", result.relation, Status.PROVED,
+                                  time.perf_counter() - t0, "established", _route(rules)))
+        t0 = time.perf_counter()
+        hypothesis = [h for h in step_ctx.hyps if h not in ctx.hyps and h.formula != canon(sp.Ge(n, base))]
+        ih = [K.cite(step_ctx, h, name="the induction hypothesis") for h in hypothesis]
+        step_thm = K.link(step_ctx, at(lhs, n + 1), result.relation, at(rhs, n + 1), rules,
+                          ih + _cited(result, result.using, step_ctx))
+        reports.append(StepReport(2, f"inductive step {n} -> {n} + 1 (the statement at {n} assumed)",
+                                  result.relation, Status.PROVED, time.perf_counter() - t0, "established",
+                                  _route(rules)))
+        return K.by_induction(ctx, n, base, lhs, result.relation, rhs, base_thm, step_thm), reports
+    except (K.Unproved, KernelError) as exc:
+        reports.append(StepReport(len(reports) + 1, "induction", result.relation, Status.UNPROVED,
+                                  time.perf_counter() - t0, f"induction: {exc}", _route(rules)))
+        return None, reports
+
+
+def _by_mean_value(result, ctx, extra):
+    x, c = result.minimum_at.symbol, result.minimum_at.point
+    rules = rules_of(result.by)
+    reports = []
+    t0 = time.perf_counter()
+    try:
+        lhs, rhs = built(result.lhs), built(result.rhs)
+        difference, point, point_ctx, slope = K.mean_value_contexts(ctx, x, c, lhs, result.relation, rhs)
+        first = K.link(point_ctx, subst(difference, {x: point}), ">=", sp.Integer(0), rules,
+                       _cited(result, result.using, point_ctx))
+        reports.append(StepReport(1, f"the difference is >= 0 at {x} = {sp.sstr(point)}", ">=", Status.PROVED,
+                                  time.perf_counter() - t0, "established", _route(rules)))
+        t0 = time.perf_counter()
+        second = K.link(ctx, slope, ">=", sp.Integer(0), rules, _cited(result, result.using, ctx))
+        reports.append(StepReport(2, f"the slope times ({x} - {sp.sstr(point)}) is >= 0 on the interval", ">=",
+                                  Status.PROVED, time.perf_counter() - t0, "established", _route(rules)))
+        return K.by_mean_value(ctx, x, c, lhs, result.relation, rhs, first, second), reports
+    except (K.Unproved, KernelError) as exc:
+        reports.append(StepReport(len(reports) + 1, "mean-value rule", result.relation, Status.UNPROVED,
+                                  time.perf_counter() - t0, f"mean-value rule: {exc}", _route(rules)))
+        return None, reports
+
+
+_ = weakest

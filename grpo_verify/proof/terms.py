@@ -1,0 +1,375 @@
+"""The kernel's term language: what it accepts, where variables are bound, canonical forms and
+capture-avoiding substitution. Trusted (part of the kernel).
+
+A term is a SymPy expression built from exact numbers, real symbols (declared real, integer or with a
+sign), indexed families and functions declared real, and the operators below; anything else (a float,
+a complex symbol, ``sin``, ``Mod``, a matrix expression other than an explicit matrix) is refused on entry.
+Binders: ``Sum`` and ``Product`` bind their index over an integer range, ``Lambda`` (the entry of a
+``SquareMatrix``) its indices over ``1..n``, ``Subs`` its variables, ``Derivative`` its variables (and is
+taken at their current values), an expectation binds its random families. ``canon`` renames every bound
+variable to a canonical dummy (by binder kind and depth), writes ``Derivative(f, x)`` in a symbol ``x`` as
+``Subs(Derivative(f[x:=d], d), d, x)`` and evaluates every other ``Subs`` by substitution, so two terms that
+differ only in bound names are equal, and no hypothesis about a free symbol can reach a bound one.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.core.function import AppliedUndef
+from sympy.functions.elementary.piecewise import ExprCondPair
+
+from grpo_verify.proof.operators import Expectation, IidExpectation, MatrixRank, SquareMatrix
+
+
+class KernelError(ValueError):
+    """An input the kernel refuses to reason about (a float, a complex symbol, an unknown operator...)."""
+
+
+# the declarations a symbol may carry; anything else (even, prime, rational, zero...) is refused, since
+# SymPy's constructors would use it and the kernel would not
+DECLARATIONS = {"real", "integer", "positive", "negative", "nonnegative", "nonpositive", "nonzero", "commutative",
+                "finite", "extended_real", "complex", "hermitian", "imaginary", "infinite"}
+SIGNS = ("positive", "negative", "nonnegative", "nonpositive", "nonzero")
+FUNCTIONS = (sp.exp, sp.log, sp.KroneckerDelta, sp.binomial, sp.Min, sp.Max, sp.Abs, sp.Piecewise)
+BINDERS = (sp.Sum, sp.Product, sp.Lambda, sp.Subs, sp.Derivative)
+
+
+def _declared(x) -> dict:
+    orig = getattr(x, "_assumptions_orig", None)
+    return dict(orig) if orig is not None else {k: v for k, v in x.assumptions0.items()}
+
+
+def check(e, where: str) -> None:
+    """Refuse anything outside the term language, naming ``where`` it occurs."""
+    if isinstance(e, sp.MatrixBase):
+        for x in e:
+            check(x, where)
+        return
+    if isinstance(e, (int, bool)) and not isinstance(e, float):
+        return
+    if not isinstance(e, sp.Basic):
+        raise KernelError(f"{where}: {e!r} is not a SymPy expression")
+    _check(e, where)
+
+
+def _check(e: sp.Basic, where: str) -> None:
+    if isinstance(e, sp.Float):
+        raise KernelError(f"{where}: the float {e} is not exact (it is rounded); write it as a Rational")
+    if isinstance(e, sp.Number):
+        if not e.is_Rational:
+            raise KernelError(f"{where}: {e} is not a real number")
+        return
+    if e in (sp.pi, sp.E):
+        return
+    if isinstance(e, (sp.Symbol, sp.Dummy)):
+        bad = {k for k, v in _declared(e).items() if v is True and k not in DECLARATIONS}
+        if e.is_real is not True:
+            raise KernelError(f"{where}: the symbol {e} may be complex (SymPy's default); declare its domain, e.g. "
+                              f"Symbol({e.name!r}, real=True)")
+        if bad:
+            raise KernelError(f"{where}: {e} is declared {', '.join(sorted(bad))}; the kernel knows only real, "
+                              "integer and sign declarations")
+        return
+    if isinstance(e, sp.Indexed):
+        if e.is_real is not True:
+            raise KernelError(f"{where}: {e} may be complex; declare IndexedBase({e.base}, real=True)")
+        for index in e.indices:
+            if not integer_valued(index):
+                raise KernelError(f"{where}: the index {index} of {e} is not an integer")
+            _check(index, where)
+        return
+    if isinstance(e, AppliedUndef):
+        if e.is_real is not True:
+            raise KernelError(f"{where}: the function {e.func} may be complex-valued; declare Function("
+                              f"{str(e.func)!r}, real=True)")
+    elif isinstance(e, (sp.Sum, sp.Product)):
+        for limit in e.limits:
+            if len(limit) != 3:
+                raise KernelError(f"{where}: {e} needs explicit limits (index, lower, upper)")
+            v, lo, hi = limit
+            if not isinstance(v, sp.Symbol) or v.is_integer is not True:
+                raise KernelError(f"{where}: the index {v} of {type(e).__name__} must be a symbol declared integer")
+            for end in (lo, hi):
+                if not integer_valued(end):
+                    raise KernelError(f"{where}: the limit {end} of {type(e).__name__} is not an integer")
+    elif isinstance(e, sp.Derivative):
+        if len({isinstance(v, sp.Indexed) for v, _ in e.variable_count}) > 1:
+            raise KernelError(f"{where}: a derivative in both symbols and indexed variables; take them one by one")
+        for v, count in e.variable_count:
+            if isinstance(v, sp.Indexed):
+                ok = v.is_real is True and not (v.base.label.assumptions0.get("integer") or False)
+            else:
+                ok = isinstance(v, sp.Symbol) and v.is_real is True and v.is_integer is not True and not any(
+                    getattr(v, f"is_{k}") for k in ("nonnegative", "nonpositive") if not (
+                        getattr(v, "is_positive") or getattr(v, "is_negative")))
+            if not ok:
+                raise KernelError(f"{where}: a derivative is taken in a real variable with an open domain (real, "
+                                  f"positive or negative), not in {v}")
+            if not (count.is_Integer and count >= 1):
+                raise KernelError(f"{where}: the order of a derivative must be a positive integer")
+    elif isinstance(e, sp.Subs):
+        for v in e.variables:
+            if not isinstance(v, sp.Symbol) or v.is_real is not True:
+                raise KernelError(f"{where}: Subs binds real symbols, not {v}")
+    elif isinstance(e, sp.Lambda):
+        pass  # only inside a SquareMatrix (checked there)
+    elif isinstance(e, SquareMatrix):
+        entry = e.args[1]
+        if not isinstance(entry, sp.Lambda) or len(entry.variables) != 2 or not all(
+                isinstance(v, sp.Symbol) and v.is_integer for v in entry.variables):
+            raise KernelError(f"{where}: SquareMatrix(n, Lambda((i, j), entry)) with integer indices")
+        if not integer_valued(e.args[0]):
+            raise KernelError(f"{where}: the size of a SquareMatrix must be an integer")
+    elif isinstance(e, MatrixRank):
+        if not isinstance(e.args[0], (sp.MatrixBase, SquareMatrix)):
+            raise KernelError(f"{where}: MatrixRank of an explicit matrix or a SquareMatrix, not {e.args[0]}")
+        if isinstance(e.args[0], sp.MatrixBase):
+            check(e.args[0], where)
+            return
+    elif isinstance(e, sp.Determinant):
+        if not isinstance(e.args[0], sp.MatrixBase):
+            raise KernelError(f"{where}: a determinant of an explicit matrix only")
+        check(e.args[0], where)
+        return
+    elif isinstance(e, (Expectation, IidExpectation)):
+        pass
+    elif isinstance(e, sp.Pow):
+        if e.base is sp.E:
+            raise KernelError(f"{where}: write exp(x), not E**x")
+    elif isinstance(e, FUNCTIONS) or isinstance(e, (sp.Add, sp.Mul, sp.Tuple, ExprCondPair)):
+        pass
+    elif isinstance(e, (sp.Rel, sp.And, sp.Or, sp.Not)) or e in (sp.true, sp.false):
+        pass
+    else:
+        raise KernelError(f"{where}: the kernel has no rules for {type(e).__name__} ({sp.sstr(e)[:60]})")
+    for a in e.args:
+        _check(a, where)
+
+
+def integer_valued(e) -> bool:
+    """Whether ``e`` is an integer by its construction: integers and integer-declared symbols, indexed
+    entries and functions, closed under +, - and x, and non-negative integer powers."""
+    e = sp.sympify(e)
+    if e.is_Integer:
+        return True
+    if isinstance(e, (sp.Symbol, sp.Indexed, AppliedUndef)):
+        return e.is_integer is True
+    if isinstance(e, (sp.Add, sp.Mul)):
+        return all(integer_valued(a) for a in e.args)
+    if isinstance(e, sp.Pow):
+        return integer_valued(e.base) and e.exp.is_Integer and e.exp >= 0
+    if isinstance(e, MatrixRank):
+        return True
+    return False
+
+
+# -- canonical forms ---------------------------------------------------------------------------
+
+_CANON: dict = {}
+
+
+def canonical_dummy(kind: str, depth: int) -> sp.Dummy:
+    """One dummy per (kind, depth); kinds: int (an index), real, positive, negative, nonzero (a real
+    variable, with its declared open domain)."""
+    key = (kind, depth)
+    if key not in _CANON:
+        flags = {"int": {"integer": True}, "real": {"real": True}, "positive": {"positive": True},
+                 "negative": {"negative": True}, "nonzero": {"real": True, "nonzero": True},
+                 **{f"int_{s}": {"integer": True, s: True} for s in SIGNS}}[kind]
+        _CANON[key] = sp.Dummy(f"b{depth}", **flags)
+    return _CANON[key]
+
+
+def real_kind(v: sp.Symbol) -> str:
+    for k in ("positive", "negative"):
+        if getattr(v, f"is_{k}"):
+            return k
+    return "nonzero" if v.is_nonzero else "real"
+
+
+def int_kind(v: sp.Symbol) -> str:
+    """An index keeps its declared sign (SymPy simplified its body with it; the range must respect it)."""
+    for k in ("positive", "negative", "nonnegative", "nonpositive", "nonzero"):
+        if getattr(v, f"is_{k}"):
+            return f"int_{k}"
+    return "int"
+
+
+def canon(e, depth: int = 0):
+    """The canonical form of a term (see the module docstring)."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.rows, e.cols, [canon(x, depth) for x in e])
+    e = sp.sympify(e)
+    if not e.args:
+        return e
+    if isinstance(e, (sp.Sum, sp.Product)):
+        limits = list(e.limits)
+        body = e.function
+        # nested single-index form, innermost first
+        for v, lo, hi in limits:
+            body = type(e)(body, (v, lo, hi))
+        return _canon_binder(body, depth) if len(limits) > 1 else _canon_binder(e, depth)
+    if isinstance(e, sp.Lambda):
+        new = [canonical_dummy(int_kind(v), depth + n) for n, v in enumerate(e.variables)]
+        body = canon(e.expr.xreplace(dict(zip(e.variables, new))), depth + len(new))
+        return sp.Lambda(tuple(new), body)
+    if isinstance(e, sp.Derivative):
+        expr = e.expr
+        pairs = list(e.variable_count)
+        if all(isinstance(v, sp.Symbol) for v, _ in pairs):
+            vs = list(dict.fromkeys(v for v, _ in pairs))
+            new = {v: canonical_dummy(real_kind(v), depth + n) for n, v in enumerate(vs)}
+            inner = sp.Derivative(canon(expr.xreplace(new), depth + len(vs)),
+                                  *[(new[v], c) for v, c in pairs])
+            return sp.Subs(inner, tuple(new[v] for v in vs), tuple(vs))
+        return sp.Derivative(canon(expr, depth), *[(canon(v, depth), c) for v, c in pairs])
+    if isinstance(e, sp.Subs):
+        # every derivative in a symbol is in Subs form once canonical, so the variables occur only as
+        # values: the substitution is the evaluation
+        point = [canon(p, depth) for p in e.point]
+        inner = e.expr
+        if isinstance(inner, sp.Derivative) and tuple(dict.fromkeys(v for v, _ in inner.variable_count)) == tuple(
+                e.variables) and all(v == canonical_dummy(real_kind(v), depth + n) for n, v in enumerate(e.variables)):
+            body = sp.Derivative(canon(inner.expr, depth + len(e.variables)), *inner.variable_count)
+            return sp.Subs(body, e.variables, tuple(point))
+        return subst(canon(inner, depth), dict(zip(e.variables, point)))
+    args = [canon(a, depth) for a in e.args]
+    return e.func(*args) if args != list(e.args) else e
+
+
+def _canon_binder(e, depth: int):
+    (v, lo, hi), = e.limits
+    d = canonical_dummy(int_kind(v), depth)
+    body = canon(e.function.xreplace({v: d}), depth + 1)
+    return type(e)(body, (d, canon(lo, depth), canon(hi, depth)))
+
+
+# -- free variables and substitution ---------------------------------------------------------------
+
+def bound_of(e) -> tuple:
+    """The variables a binder node binds in its body."""
+    if isinstance(e, (sp.Sum, sp.Product)):
+        return tuple(limit[0] for limit in e.limits)
+    if isinstance(e, (sp.Lambda, sp.Subs)):
+        return tuple(e.variables)
+    return ()
+
+
+def free_symbols(e) -> set:
+    """The free symbols of a term (SymPy's own ``free_symbols`` counts ``r[j]`` under ``Sum(.., j)``)."""
+    if isinstance(e, sp.MatrixBase):
+        return set().union(*[free_symbols(x) for x in e])
+    e = sp.sympify(e)
+    if isinstance(e, sp.Symbol):
+        return {e}
+    if isinstance(e, sp.IndexedBase):
+        return set()
+    if isinstance(e, (sp.Sum, sp.Product)):
+        (v, lo, hi), *rest = e.limits
+        inner = type(e)(e.function, *rest) if rest else e.function
+        return (free_symbols(inner) - {v}) | free_symbols(lo) | free_symbols(hi)
+    if isinstance(e, sp.Lambda):
+        return free_symbols(e.expr) - set(e.variables)
+    if isinstance(e, sp.Subs):
+        return (free_symbols(e.expr) - set(e.variables)) | set().union(*[free_symbols(p) for p in e.point])
+    out = set()
+    for a in e.args:
+        out |= free_symbols(a)
+    return out
+
+
+def subst(e, mapping: dict):
+    """``e`` with every free occurrence of the keys (symbols) replaced by their values, never capturing a
+    free variable of a value (a binder that would capture one raises; callers then give up), and
+    ``Derivative(f, x)`` at a replaced ``x`` turned into ``Subs(Derivative(f, x), x, value)``."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.rows, e.cols, [subst(x, mapping) for x in e])
+    e = sp.sympify(e)
+    mapping = {k: sp.sympify(v) for k, v in mapping.items() if k != v}
+    if not mapping:
+        return e
+    if isinstance(e, sp.Symbol):
+        return mapping.get(e, e)
+    if not e.args:
+        return e
+    if isinstance(e, sp.Derivative):
+        symbols = [v for v, _ in e.variable_count if isinstance(v, sp.Symbol)]
+        if any(v in mapping for v in symbols) or any(free_symbols(val) & set(symbols) for val in mapping.values()):
+            return subst(canon(e), mapping)  # the Subs form, where the variables are bound
+    bound = bound_of(e)
+    if bound:
+        inner = {k: v for k, v in mapping.items() if k not in bound}
+        reach = set().union(*[free_symbols(v) for v in inner.values()]) if inner else set()
+        if reach & set(bound):
+            raise KernelError(f"substitution would capture {sorted(map(str, reach & set(bound)))} in {e}")
+        if isinstance(e, (sp.Sum, sp.Product)):
+            (v, lo, hi), *rest = e.limits
+            body = type(e)(e.function, *rest) if rest else e.function
+            return type(e)(subst(body, inner), (v, subst(lo, mapping), subst(hi, mapping)))
+        if isinstance(e, sp.Lambda):
+            return sp.Lambda(e.variables, subst(e.expr, inner))
+        if isinstance(e, sp.Subs):
+            return sp.Subs(subst(e.expr, inner), e.variables, tuple(subst(p, mapping) for p in e.point))
+    args = [subst(a, mapping) for a in e.args]
+    return e.func(*args) if args != list(e.args) else e
+
+
+def replace_term(e, old, new):
+    """``e`` with every occurrence of the term ``old`` (compared canonically) replaced by ``new``, outside
+    binders that bind a free variable of ``old`` or ``new``. ``old`` may also be an Add or Mul whose terms
+    (factors) all occur in a larger Add (Mul) node."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.rows, e.cols, [replace_term(x, old, new) for x in e])
+    reach = free_symbols(old) | free_symbols(new)
+    return _replace(e, old, new, reach)
+
+
+def _replace(e, old, new, reach):
+    if e == old:
+        return new
+    if not e.args or isinstance(e, sp.IndexedBase):
+        return e
+    if set(bound_of(e)) & reach:
+        return e
+    if isinstance(e, sp.Derivative) and any(v in reach for v, _ in e.variable_count):
+        return e
+    if type(e) is type(old) and isinstance(e, (sp.Add, sp.Mul)):
+        parts, have = list(old.args), list(e.args)
+        if all(p in have for p in parts):
+            rest = list(have)
+            for p in parts:
+                rest.remove(p)
+            return e.func(_replace(e.func(*rest), old, new, reach), new)
+    args = [_replace(a, old, new, reach) for a in e.args]
+    return e.func(*args) if args != list(e.args) else e
+
+
+_NOT_REAL = (sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)
+
+
+def validate(e, where: str) -> None:
+    """The checks made when a statement is built: exact numbers, real symbols, no infinities (the kernel's
+    ``check`` later refuses any operator it has no rules for)."""
+    if isinstance(e, (bool, int)):
+        return
+    if isinstance(e, float):
+        raise KernelError(f"{where}: the float {e!r} is not exact; write it as a Rational")
+    if isinstance(e, sp.MatrixBase):
+        for entry in e:
+            validate(entry, where)
+        return
+    if not isinstance(e, sp.Basic):
+        raise KernelError(f"{where}: {e!r} is not a SymPy expression")
+    for node in sp.preorder_traversal(e):
+        if isinstance(node, sp.Float):
+            raise KernelError(f"{where}: the float {node} is not exact (it is rounded); write it as a Rational")
+        if node in _NOT_REAL or (isinstance(node, sp.Number) and not node.is_real):
+            raise KernelError(f"{where}: {node} is not a real number")
+        if isinstance(node, sp.Symbol) and node.is_real is not True and not node.is_Boolean:
+            raise KernelError(f"{where}: the symbol {node} may be complex (SymPy's default); declare its domain, "
+                              f"e.g. Symbol({node.name!r}, real=True)")
+        if isinstance(node, sp.Indexed) and node.is_real is not True:
+            raise KernelError(f"{where}: {node} may be complex; declare IndexedBase({node.base}, real=True)")
+        if isinstance(node, AppliedUndef) and node.is_real is not True:
+            raise KernelError(f"{where}: the function {node.func} may be complex-valued; declare "
+                              f"Function({str(node.func)!r}, real=True)")
