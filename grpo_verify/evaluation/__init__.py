@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from grpo_verify.evaluation.points import Filler, Point, declared_lower_bound, hint_of, lower_bounds
+from grpo_verify.evaluation.points import Distribution, Filler, Point, declared_lower_bound, hint_of, lower_bounds
 from grpo_verify.evaluation.values import NoValue, Undefined, sign, value
 from grpo_verify.proof.terms import free_symbols
 
@@ -230,8 +230,10 @@ def describe(model) -> str:
     parts = [f"{k} = {sp.sstr(v)}" for k, v in sorted(model.values.items(), key=lambda kv: str(kv[0]))]
     parts += [f"{b}: {len(t)} entries" for b, t in model.families.items()]
     parts += [f"{f} = {sp.sstr(lam)}" for f, lam in model.functions.items()]
-    parts += [f"{type_.__name__} over {len(o)} outcomes" for type_, o in model.distributions.items()]
+    for operator, o in model.distributions.items():
+        count = len(o.outcomes) if hasattr(o, "outcomes") else len(o)
+        parts.append(f"{operator.__name__} over {count} outcomes")
     return "; ".join(parts)[:300] or "any values of the declared types"
 
 
-_ = value
+_ = (value, Distribution)

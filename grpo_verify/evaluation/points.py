@@ -35,6 +35,13 @@ class Distribution:
     rollouts: int
 
     def joint(self, bases) -> list:
+        key = tuple(bases)
+        cache = self.__dict__.setdefault("_joint_cache", {})
+        if key not in cache:
+            cache[key] = self._joint(bases)
+        return cache[key]
+
+    def _joint(self, bases) -> list:
         out = []
         for combo in itertools.product(range(len(self.outcomes)), repeat=self.rollouts):
             p = sp.Mul(*[self.outcomes[o][0] for o in combo])

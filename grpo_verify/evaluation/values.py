@@ -179,12 +179,37 @@ def _expectation(e, point, bound):
     if outcomes is None:
         raise NoValue(f"no distribution for {type(e).__name__}")
     if hasattr(outcomes, "joint"):
-        outcomes = outcomes.joint(e.random)
+        outcomes = _marginal(e, outcomes, point, bound)
     total = sp.Integer(0)
     for probability, values in outcomes:
         here = point.with_random(values)
         total += probability * value(e.args[0], here, bound)
     return _number(total)
+
+
+def _marginal(e, dist, point, bound):
+    """The outcomes of the rollouts the body reaches (i.i.d. draws: the others integrate out); all of them
+    when an index is bound inside the body."""
+    bases = set(e.random)
+    indices = set()
+    for node in sp.preorder_traversal(e.args[0]):
+        if isinstance(node, (sp.Sum, sp.Product)) and any(isinstance(n, sp.Indexed) and n.base in bases
+                                                          for n in sp.preorder_traversal(node)):
+            return dist.joint(e.random)
+        if isinstance(node, sp.Indexed) and node.base in bases:
+            try:
+                indices.add(tuple(int(value(i, point, bound)) for i in node.indices))
+            except NoValue:
+                return dist.joint(e.random)
+    import itertools
+
+    rollouts = sorted(indices)
+    out = []
+    for combo in itertools.product(range(len(dist.outcomes)), repeat=len(rollouts)):
+        p = sp.Mul(*[dist.outcomes[o][0] for o in combo])
+        tables = {b: {k: dist.outcomes[o][1][b] for k, o in zip(rollouts, combo)} for b in e.random}
+        out.append((p, tables))
+    return out
 
 
 def _explicit(e, point, bound, keep: set):

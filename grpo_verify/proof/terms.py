@@ -89,6 +89,8 @@ def _check(e: sp.Basic, where: str) -> None:
             v, lo, hi = limit
             if not isinstance(v, sp.Symbol) or v.is_integer is not True:
                 raise KernelError(f"{where}: the index {v} of {type(e).__name__} must be a symbol declared integer")
+            if v.is_nonzero and not (v.is_positive or v.is_negative):
+                raise KernelError(f"{where}: an index declared nonzero (without a sign) cannot run over a range")
             for end in (lo, hi):
                 if not integer_valued(end):
                     raise KernelError(f"{where}: the limit {end} of {type(e).__name__} is not an integer")
@@ -169,79 +171,92 @@ _CANON: dict = {}
 
 
 def canonical_dummy(kind: str, depth: int) -> sp.Dummy:
-    """One dummy per (kind, depth); kinds: int (an index), real, positive, negative, nonzero (a real
-    variable, with its declared open domain)."""
+    """One dummy per (kind, depth): an integer index ("int") or a real variable ("real")."""
     key = (kind, depth)
     if key not in _CANON:
-        flags = {"int": {"integer": True}, "real": {"real": True}, "positive": {"positive": True},
-                 "negative": {"negative": True}, "nonzero": {"real": True, "nonzero": True},
-                 **{f"int_{s}": {"integer": True, s: True} for s in SIGNS}}[kind]
-        _CANON[key] = sp.Dummy(f"b{depth}", **flags)
+        _CANON[key] = sp.Dummy(f"b{depth}", **({"integer": True} if kind == "int" else {"real": True}))
     return _CANON[key]
 
 
-def real_kind(v: sp.Symbol) -> str:
-    for k in ("positive", "negative"):
-        if getattr(v, f"is_{k}"):
-            return k
-    return "nonzero" if v.is_nonzero else "real"
+def sign_conditions(v, value) -> list:
+    """What ``value`` must satisfy to stand for ``v`` given ``v``'s declared sign."""
+    out = []
+    for key, rel in (("positive", sp.Gt), ("negative", sp.Lt), ("nonnegative", sp.Ge), ("nonpositive", sp.Le),
+                     ("nonzero", sp.Ne)):
+        if getattr(v, f"is_{key}"):
+            out.append(rel(value, 0))
+    return out
 
 
-def int_kind(v: sp.Symbol) -> str:
-    """An index keeps its declared sign (SymPy simplified its body with it; the range must respect it)."""
-    for k in ("positive", "negative", "nonnegative", "nonpositive", "nonzero"):
-        if getattr(v, f"is_{k}"):
-            return f"int_{k}"
-    return "int"
+def canon(e, depth: int = 0, sink: list | None = None):
+    """The canonical form of a term (see the module docstring). A bound variable becomes a plain integer
+    (index) or real (variable) dummy; what its declaration said becomes an obligation appended to ``sink``
+    as (condition, ranges): a summation index declared positive needs a range from 1 on, the point of a
+    derivative in a positive variable must be positive (SymPy simplified the body with the declaration)."""
+    return _canon(e, depth, () , sink if sink is not None else [])
 
 
-def canon(e, depth: int = 0):
-    """The canonical form of a term (see the module docstring)."""
+def _canon(e, depth: int, ranges: tuple, sink: list):
     if isinstance(e, sp.MatrixBase):
-        return sp.ImmutableMatrix(e.rows, e.cols, [canon(x, depth) for x in e])
+        return sp.ImmutableMatrix(e.rows, e.cols, [_canon(x, depth, ranges, sink) for x in e])
     e = sp.sympify(e)
     if not e.args:
         return e
     if isinstance(e, (sp.Sum, sp.Product)):
         limits = list(e.limits)
-        body = e.function
-        # nested single-index form, innermost first
-        for v, lo, hi in limits:
-            body = type(e)(body, (v, lo, hi))
-        return _canon_binder(body, depth) if len(limits) > 1 else _canon_binder(e, depth)
+        if len(limits) > 1:  # nested single-index form, innermost first
+            body = e.function
+            for v, lo, hi in limits:
+                body = type(e)(body, (v, lo, hi))
+            return _canon(body, depth, ranges, sink)
+        (v, lo, hi), = limits
+        lo, hi = _canon(lo, depth, ranges, sink), _canon(hi, depth, ranges, sink)
+        d = canonical_dummy("int", depth)
+        sink += [(c, ranges) for c in sign_conditions(v, lo if (v.is_positive or v.is_nonnegative) else hi)]
+        body = _canon(e.function.xreplace({v: d}), depth + 1, ranges + ((d, lo, hi),), sink)
+        return type(e)(body, (d, lo, hi))
+    if isinstance(e, SquareMatrix):
+        n = _canon(e.args[0], depth, ranges, sink)
+        entry = e.args[1]
+        new = [canonical_dummy("int", depth + k) for k in range(len(entry.variables))]
+        for v in entry.variables:
+            sink += [(c, ranges) for c in sign_conditions(v, sp.Integer(1) if (v.is_positive or v.is_nonnegative)
+                                                          else n)]
+        inner = ranges + tuple((d, 1, n) for d in new)
+        body = _canon(entry.expr.xreplace(dict(zip(entry.variables, new))), depth + len(new), inner, sink)
+        return SquareMatrix(n, sp.Lambda(tuple(new), body))
     if isinstance(e, sp.Lambda):
-        new = [canonical_dummy(int_kind(v), depth + n) for n, v in enumerate(e.variables)]
-        body = canon(e.expr.xreplace(dict(zip(e.variables, new))), depth + len(new))
+        new = [canonical_dummy("int", depth + k) for k in range(len(e.variables))]
+        body = _canon(e.expr.xreplace(dict(zip(e.variables, new))), depth + len(new), ranges, sink)
         return sp.Lambda(tuple(new), body)
     if isinstance(e, sp.Derivative):
-        expr = e.expr
         pairs = list(e.variable_count)
         if all(isinstance(v, sp.Symbol) for v, _ in pairs):
             vs = list(dict.fromkeys(v for v, _ in pairs))
-            new = {v: canonical_dummy(real_kind(v), depth + n) for n, v in enumerate(vs)}
-            inner = sp.Derivative(canon(expr.xreplace(new), depth + len(vs)),
+            new = {v: canonical_dummy("real", depth + k) for k, v in enumerate(vs)}
+            for v in vs:
+                sink += [(c, ranges) for c in sign_conditions(v, v)]
+            inner = sp.Derivative(_canon(e.expr.xreplace(new), depth + len(vs), ranges, sink),
                                   *[(new[v], c) for v, c in pairs])
             return sp.Subs(inner, tuple(new[v] for v in vs), tuple(vs))
-        return sp.Derivative(canon(expr, depth), *[(canon(v, depth), c) for v, c in pairs])
+        return sp.Derivative(_canon(e.expr, depth, ranges, sink), *[(_canon(v, depth, ranges, sink), c) for v, c in pairs])
     if isinstance(e, sp.Subs):
         # every derivative in a symbol is in Subs form once canonical, so the variables occur only as
         # values: the substitution is the evaluation
-        point = [canon(p, depth) for p in e.point]
+        point = [_canon(p, depth, ranges, sink) for p in e.point]
         inner = e.expr
         if isinstance(inner, sp.Derivative) and tuple(dict.fromkeys(v for v, _ in inner.variable_count)) == tuple(
-                e.variables) and all(v == canonical_dummy(real_kind(v), depth + n) for n, v in enumerate(e.variables)):
-            body = sp.Derivative(canon(inner.expr, depth + len(e.variables)), *inner.variable_count)
+                e.variables) and all(v == canonical_dummy("real", depth + k) for k, v in enumerate(e.variables)):
+            body = sp.Derivative(_canon(inner.expr, depth + len(e.variables), ranges, sink), *inner.variable_count)
             return sp.Subs(body, e.variables, tuple(point))
-        return subst(canon(inner, depth), dict(zip(e.variables, point)))
-    args = [canon(a, depth) for a in e.args]
+        mapping = dict(zip(e.variables, point))
+        local: list = []
+        out = subst(_canon(inner, depth, ranges, local), mapping)
+        sink += [(subst(c, mapping), r) for c, r in local]
+        sink += [(c, ranges) for v, p in mapping.items() for c in sign_conditions(v, p)]
+        return out
+    args = [_canon(a, depth, ranges, sink) for a in e.args]
     return e.func(*args) if args != list(e.args) else e
-
-
-def _canon_binder(e, depth: int):
-    (v, lo, hi), = e.limits
-    d = canonical_dummy(int_kind(v), depth)
-    body = canon(e.function.xreplace({v: d}), depth + 1)
-    return type(e)(body, (d, canon(lo, depth), canon(hi, depth)))
 
 
 # -- free variables and substitution ---------------------------------------------------------------

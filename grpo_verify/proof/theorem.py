@@ -25,7 +25,7 @@ from grpo_verify.proof import arith, definedness, rules as R
 from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
 from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in
-from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, free_symbols, int_kind,
+from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, free_symbols,
                                      integer_valued, subst)
 
 _TOKEN = object()
@@ -51,7 +51,7 @@ def hyps_of(assumption) -> list[Hyp]:
     a = assumption
     if a.for_all is not None:
         v, lo, hi = a.for_all
-        d = canonical_dummy(int_kind(v), 0)
+        d = canonical_dummy("int", 0)
         check(a.condition, a.text)
         return [Hyp(canon(sp.sympify(a.condition).xreplace({v: d}), 1), (d, canon(lo), canon(hi)))]
     formulas = []
@@ -365,7 +365,11 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
            for r in rules):
         raise Unproved("a step names something that is not a registered kernel rule")
     check(previous, "a step"), check(nxt, "a step")
-    a0, b0 = canon(previous), canon(nxt)
+    declared: list = []
+    a0, b0 = canon(previous, sink=declared), canon(nxt, sink=declared)
+    for condition, ranges in declared:
+        if not ctx.prove(condition, ranges):
+            raise Unproved(f"a bound variable's declaration is not met: needs {sp.sstr(condition)}")
     normal = tuple(r for r in rules if r.kind == "normal")
     for side in (a0, b0):
         discharge_definedness(side, ctx, normal)

@@ -67,9 +67,10 @@ class Local:
     hidden: frozenset = frozenset()
     depth: int = 0
     rules: tuple = ()
+    facts: tuple = ()  # near the point of a derivative: the variable's sign there
 
     def prove(self, condition) -> bool:
-        return self.ctx.prove(sp.sympify(condition), self.ranges, self.hidden)
+        return self.ctx.prove(sp.sympify(condition), self.ranges, self.hidden, self.facts)
 
     def equal(self, a, b) -> bool:
         """``a = b`` here, by the step's normal rules and the ring normal form."""
@@ -98,7 +99,9 @@ def children(e, local: Local):
         yield 1, e.expr, local
         return
     if isinstance(e, sp.Subs):
-        yield 0, e.expr, local.under(depth=local.depth + len(e.variables))
+        # a strict sign of the point holds on a neighbourhood of it, where the derivative is decided
+        near = tuple(rel(v, 0) for v, p in zip(e.variables, e.point) for rel in (sp.Gt, sp.Lt) if local.prove(rel(p, 0)))
+        yield 0, e.expr, local.under(depth=local.depth + len(e.variables), facts=local.facts + near)
         for n, p in enumerate(e.point):
             yield 2 + n, p, local
         return
