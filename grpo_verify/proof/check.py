@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof import theorem as K
 from grpo_verify.proof.build import expand_computations as built
 from grpo_verify.proof.status import Status, weakest
@@ -174,7 +176,7 @@ def _instances(ctx, for_each):
             continue
         if any(canon(subst(h.formula, {symbol: v})) is sp.false for h in ctx.hyps if not h.index):
             continue
-        pin = K.Hyp(canon(sp.Eq(symbol, v)))
+        pin = K.Hyp(canon(rel.Eq(symbol, v)))
         here = ctx.with_hyps([pin])
         out.append((here, f"{symbol} = {value}", [K.cite(here, pin, name=f"{symbol} = {value}")]))
     return out
@@ -265,7 +267,7 @@ def _by_induction(result, ctx, extra):
         reports.append(StepReport(1, f"base case {n} = {base}", result.relation, Status.PROVED,
                                   time.perf_counter() - t0, "established", _route(rules)))
         t0 = time.perf_counter()
-        hypothesis = [h for h in step_ctx.hyps if h not in ctx.hyps and h.formula != canon(sp.Ge(n, base))]
+        hypothesis = [h for h in step_ctx.hyps if h not in ctx.hyps and h.formula != canon(rel.Ge(n, base))]
         ih = [K.cite(step_ctx, h, name="the induction hypothesis") for h in hypothesis]
         step_thm = K.link(step_ctx, at(lhs, n + 1), result.relation, at(rhs, n + 1), rules,
                           ih + _cited(result, result.using, step_ctx))

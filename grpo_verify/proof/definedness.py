@@ -4,14 +4,16 @@ One obligation per subterm that can be undefined, with the local facts of the bi
 ``b**n`` with ``n < 0`` an integer needs ``b != 0``; a non-integer rational power needs ``b >= 0`` (``> 0``
 for a negative one); a symbolic exponent needs ``b > 0``, or ``b != 0`` or ``e >= 0`` for an integer one;
 ``log u`` needs ``u > 0``; ``binomial`` takes integers; a sum or product over ``lo..hi`` needs
-``hi >= lo - 1`` (no Karr reversal) and, for an index declared with a sign, a range that respects it;
+``hi >= lo - 1`` (no Karr reversal);
 its body's obligations hold for ``lo <= j <= hi``; a ``SquareMatrix`` of size ``n`` needs ``n >= 0``;
 ``Piecewise`` branches are needed only under their conditions; inside an expectation, nothing said of the
 sampled values of its random families applies. Under ``Subs(Derivative(F(d), d), d, p)`` the function must
 be differentiable near ``p``: ``F`` may not contain ``Min``, ``Max``, ``Abs``, ``Piecewise``, a Kronecker delta
 or a binomial in ``d`` (a ``Min``/``Max`` becomes a kink obligation, which the calculus rule
 ``derivative_at_a_kink`` may discharge), and every obligation of ``F`` mentioning ``d`` must hold strictly
-at ``p`` (``>`` for ``>=``), so that it holds on a neighbourhood; ``p`` must satisfy ``d``'s declared sign.
+at ``p`` (``>`` for ``>=``), so that it holds on a neighbourhood. (What a bound variable's declaration
+requires, a range from 1 for a positive index, a positive point for a positive variable, comes from
+``terms.canon``.)
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
+
+from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.operators import Expectation, SquareMatrix
 from grpo_verify.proof.terms import free_symbols, integer_valued
@@ -46,19 +50,6 @@ def obligations(e) -> list[Obligation]:
     return list(dict.fromkeys(o for o in out if o.condition is not sp.true))
 
 
-def _sign_of_index(d, lo, hi) -> list:
-    out = []
-    if d.is_positive:
-        out.append(sp.Ge(lo, 1))
-    elif d.is_nonnegative:
-        out.append(sp.Ge(lo, 0))
-    if d.is_negative:
-        out.append(sp.Le(hi, -1))
-    elif d.is_nonpositive:
-        out.append(sp.Le(hi, 0))
-    return out
-
-
 def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
     def need(condition, reason: str) -> None:
         out.append(Obligation(sp.sympify(condition), reason, ranges, hidden))
@@ -69,18 +60,13 @@ def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
         (d, lo, hi), = e.limits
         _collect(lo, ranges, hidden, out)
         _collect(hi, ranges, hidden, out)
-        need(sp.Ge(hi, lo - 1), f"the range of {sp.sstr(e)[:50]} is not reversed (hi >= lo - 1)")
-        for c in _sign_of_index(d, lo, hi):
-            need(c, f"the index of {sp.sstr(e)[:50]} is declared with a sign its range must respect")
+        need(rel.Ge(hi, lo - 1), f"the range of {sp.sstr(e)[:50]} is not reversed (hi >= lo - 1)")
         _collect(e.function, ranges + ((d, lo, hi),), hidden, out)
         return
     if isinstance(e, SquareMatrix):
         n, entry = e.args
-        need(sp.Ge(n, 0), "a matrix size is >= 0")
+        need(rel.Ge(n, 0), "a matrix size is >= 0")
         i, j = entry.variables
-        for d in (i, j):
-            for c in _sign_of_index(d, 1, n):
-                need(c, "a matrix index is declared with a sign its range must respect")
         _collect(entry.expr, ranges + ((i, 1, n), (j, 1, n)), hidden, out)
         return
     if isinstance(e, Expectation):
@@ -109,15 +95,15 @@ def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
         b, x = e.args
         if x.is_Integer:
             if x < 0:
-                need(sp.Ne(b, 0), f"division by {sp.sstr(b)[:60]}")
+                need(rel.Ne(b, 0), f"division by {sp.sstr(b)[:60]}")
         elif x.is_Rational:
-            need(sp.Gt(b, 0) if x < 0 else sp.Ge(b, 0), f"a real power of {sp.sstr(b)[:60]} needs a non-negative base")
+            need(rel.Gt(b, 0) if x < 0 else rel.Ge(b, 0), f"a real power of {sp.sstr(b)[:60]} needs a non-negative base")
         elif integer_valued(x):
-            need(sp.Or(sp.Ne(b, 0), sp.Ge(x, 0)), f"{sp.sstr(e)[:60]} needs a nonzero base or a non-negative exponent")
+            need(sp.Or(rel.Ne(b, 0), rel.Ge(x, 0)), f"{sp.sstr(e)[:60]} needs a nonzero base or a non-negative exponent")
         else:
-            need(sp.Or(sp.Gt(b, 0), sp.And(sp.Ge(b, 0), sp.Gt(x, 0))), f"{sp.sstr(e)[:60]} needs a positive base")
+            need(sp.Or(rel.Gt(b, 0), sp.And(rel.Ge(b, 0), rel.Gt(x, 0))), f"{sp.sstr(e)[:60]} needs a positive base")
     elif isinstance(e, sp.log):
-        need(sp.Gt(e.args[0], 0), f"the logarithm of {sp.sstr(e.args[0])[:60]} needs a positive argument")
+        need(rel.Gt(e.args[0], 0), f"the logarithm of {sp.sstr(e.args[0])[:60]} needs a positive argument")
     elif isinstance(e, sp.binomial):
         if not all(integer_valued(a) for a in e.args):
             need(sp.false, "a binomial coefficient of non-integers")
@@ -126,13 +112,8 @@ def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
 def _derivative(e: sp.Subs, ranges, hidden, out) -> None:
     inner = e.expr
     variables = [v for v, _ in inner.variable_count]
-    for v, p in zip(e.variables, e.point):
+    for p in e.point:
         _collect(p, ranges, hidden, out)
-        for key, rel in (("positive", sp.Gt), ("negative", sp.Lt), ("nonzero", sp.Ne)):
-            if getattr(v, f"is_{key}"):
-                out.append(Obligation(rel(p, 0), f"the point {sp.sstr(p)} lies in the open domain of its variable",
-                                      ranges, hidden))
-                break
     _smooth(inner.expr, variables, dict(zip(e.variables, e.point)), ranges, hidden, out)
 
 
@@ -155,7 +136,7 @@ def _smooth(f, variables, point: dict | None, ranges, hidden, out) -> None:
                                   (f, tuple(variables), tuple(point.items()) if point else None)))
     inner: list[Obligation] = []
     _collect(f, ranges, hidden, inner)
-    strict = {sp.Ge: sp.Gt, sp.Le: sp.Lt}
+    strict = {sp.Ge: rel.Gt, sp.Le: rel.Lt}
     for o in inner:
         if o.condition is None or not moves(o.condition):
             out.append(o)

@@ -181,10 +181,12 @@ def canonical_dummy(kind: str, depth: int) -> sp.Dummy:
 def sign_conditions(v, value) -> list:
     """What ``value`` must satisfy to stand for ``v`` given ``v``'s declared sign."""
     out = []
-    for key, rel in (("positive", sp.Gt), ("negative", sp.Lt), ("nonnegative", sp.Ge), ("nonpositive", sp.Le),
-                     ("nonzero", sp.Ne)):
+    from grpo_verify.proof import relations as rel
+
+    for key, relation in (("positive", rel.Gt), ("negative", rel.Lt), ("nonnegative", rel.Ge),
+                          ("nonpositive", rel.Le), ("nonzero", rel.Ne)):
         if getattr(v, f"is_{key}"):
-            out.append(rel(value, 0))
+            out.append(relation(value, 0))
     return out
 
 
@@ -256,7 +258,7 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
         sink += [(c, ranges) for v, p in mapping.items() for c in sign_conditions(v, p)]
         return out
     args = [_canon(a, depth, ranges, sink) for a in e.args]
-    return e.func(*args) if args != list(e.args) else e
+    return _rebuilt(e, args) if args != list(e.args) else e
 
 
 # -- free variables and substitution ---------------------------------------------------------------
@@ -326,7 +328,7 @@ def subst(e, mapping: dict):
         if isinstance(e, sp.Subs):
             return sp.Subs(subst(e.expr, inner), e.variables, tuple(subst(p, mapping) for p in e.point))
     args = [subst(a, mapping) for a in e.args]
-    return e.func(*args) if args != list(e.args) else e
+    return _rebuilt(e, args) if args != list(e.args) else e
 
 
 def replace_term(e, old, new):
@@ -356,7 +358,13 @@ def _replace(e, old, new, reach):
                 rest.remove(p)
             return e.func(_replace(e.func(*rest), old, new, reach), new)
     args = [_replace(a, old, new, reach) for a in e.args]
-    return e.func(*args) if args != list(e.args) else e
+    return _rebuilt(e, args) if args != list(e.args) else e
+
+
+def _rebuilt(e, args):
+    from grpo_verify.proof.relations import rebuilt
+
+    return rebuilt(e, args)
 
 
 _NOT_REAL = (sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof import arith, definedness, rules as R
 from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
@@ -61,7 +63,7 @@ def hyps_of(assumption) -> list[Hyp]:
         x, domain = a.domain
         formulas += _domain(x, domain)
     if a.positive is not None:
-        formulas.append(sp.Gt(a.positive, 0))
+        formulas.append(rel.Gt(a.positive, 0))
     for f in formulas:
         check(f, a.text)
         out.append(Hyp(canon(f)))
@@ -71,7 +73,7 @@ def hyps_of(assumption) -> list[Hyp]:
         every = tuple(a.for_every)
         if any(not isinstance(v, sp.Symbol) or v.is_real is not True or v.is_integer for v in every):
             raise KernelError(f"{a.text}: an equation holds for every value of real symbols only")
-        out.append(Hyp(canon(sp.Eq(lhs, rhs, evaluate=False)), (), every))
+        out.append(Hyp(canon(rel.Eq(lhs, rhs)), (), every))
     return out
 
 
@@ -79,12 +81,12 @@ def _domain(x, domain) -> list:
     if isinstance(domain, sp.Interval):
         out = []
         if domain.start != -sp.oo:
-            out.append((sp.Gt if domain.left_open else sp.Ge)(x, domain.start))
+            out.append((rel.Gt if domain.left_open else rel.Ge)(x, domain.start))
         if domain.end != sp.oo:
-            out.append((sp.Lt if domain.right_open else sp.Le)(x, domain.end))
+            out.append((rel.Lt if domain.right_open else rel.Le)(x, domain.end))
         return out
     if isinstance(domain, sp.FiniteSet):
-        return [sp.Or(*[sp.Eq(x, v) for v in domain.args])]
+        return [sp.Or(*[rel.Eq(x, v) for v in domain.args])]
     raise KernelError(f"a domain is an Interval or a FiniteSet, not {domain}")
 
 
@@ -132,10 +134,10 @@ class Context:
                         sp.Gt: sign > 0, sp.Ge: sign >= 0}[type(cond)]
         local = []
         for n, (d, lo, hi) in enumerate(ranges):
-            local += [sp.Ge(d, lo), sp.Le(d, hi)]
+            local += [rel.Ge(d, lo), rel.Le(d, hi)]
             for q in self.quantified:
                 qd, qlo, qhi = q.index
-                if self.prove(sp.Ge(lo, qlo), ranges[:n], hidden) and self.prove(sp.Le(hi, qhi), ranges[:n], hidden):
+                if self.prove(rel.Ge(lo, qlo), ranges[:n], hidden) and self.prove(rel.Le(hi, qhi), ranges[:n], hidden):
                     local.append(subst(q.formula, {qd: d}))
         return arith.entails(usable + local, cond, facts)
 
@@ -179,15 +181,16 @@ class Cited:
     name: str = ""
 
 
-_RELATIONS = {"=": sp.Eq, "!=": sp.Ne, "<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge}
-_SIGN_TESTS = (("positive", sp.Gt), ("negative", sp.Lt), ("nonnegative", sp.Ge), ("nonpositive", sp.Le),
-               ("nonzero", sp.Ne))
+_RELATIONS = rel.BY_NAME
+_CLASSES = {"=": sp.Eq, "!=": sp.Ne, "<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge}
+_SIGN_TESTS = (("positive", rel.Gt), ("negative", rel.Lt), ("nonnegative", rel.Ge), ("nonpositive", rel.Le),
+               ("nonzero", rel.Ne))
 
 
 def _value_fits(v, value, ctx: Context, ranges=(), hidden=frozenset()) -> bool:
     if v.is_integer and not integer_valued(value):
         return False
-    return all(ctx.prove(rel(value, 0), ranges, hidden) for key, rel in _SIGN_TESTS if getattr(v, f"is_{key}"))
+    return all(ctx.prove(test(value, 0), ranges, hidden) for key, test in _SIGN_TESTS if getattr(v, f"is_{key}"))
 
 
 def cite(ctx: Context, source, values: dict | None = None, name: str = "") -> Cited:
@@ -196,10 +199,10 @@ def cite(ctx: Context, source, values: dict | None = None, name: str = "") -> Ci
         if source not in ctx.hyps or source.index or values:
             raise Unproved(f"{name}: cites a hypothesis that is not one of this result's (or one for every index)")
         f = source.formula
-        rel = {sp.Eq: "=", sp.Ne: "!=", sp.Lt: "<", sp.Le: "<=", sp.Gt: ">", sp.Ge: ">="}.get(type(f))
-        if rel is None:
+        relation = {sp.Eq: "=", sp.Ne: "!=", sp.Lt: "<", sp.Le: "<=", sp.Gt: ">", sp.Ge: ">="}.get(type(f))
+        if relation is None:
             raise Unproved(f"{name}: only a relation can be cited")
-        return Cited(f.lhs, rel, f.rhs, tuple(source.every), name)
+        return Cited(f.lhs, relation, f.rhs, tuple(source.every), name)
     if not isinstance(source, Theorem):
         raise Unproved(f"{name}: only theorems and hypotheses can be cited")
     values = {canon(k): canon(sp.sympify(v)) for k, v in (values or {}).items()}
@@ -245,7 +248,7 @@ def _covered(ctx: Context, h: Hyp) -> bool:
         if h.every and g.every == h.every and g.formula == h.formula and not g.index:
             return True
         if h.index and g.index and subst(g.formula, {g.index[0]: h.index[0]}) == h.formula and \
-                ctx.prove(sp.Ge(h.index[1], g.index[1])) and ctx.prove(sp.Le(h.index[2], g.index[2])):
+                ctx.prove(rel.Ge(h.index[1], g.index[1])) and ctx.prove(rel.Le(h.index[2], g.index[2])):
             return True
     return False
 
@@ -439,16 +442,21 @@ def induction_contexts(ctx: Context, n, base: int, lhs, relation, rhs) -> tuple[
     for h in ctx.hyps:
         if n in free_symbols(h.formula) or (h.index and n in free_symbols(sp.Tuple(*h.index[1:]))):
             f = h.formula
-            lower = not h.index and not h.every and isinstance(f, (sp.Ge, sp.Gt)) and f.lhs == n and \
-                not free_symbols(f.rhs) or isinstance(f, (sp.Le, sp.Lt)) and f.rhs == n and not free_symbols(f.lhs)
+            lower = not h.index and not h.every and (
+                (isinstance(f, (sp.Ge, sp.Gt)) and f.lhs == n and not free_symbols(f.rhs))
+                or (isinstance(f, (sp.Le, sp.Lt)) and f.rhs == n and not free_symbols(f.lhs)))
             if not lower or subst(f, {n: sp.Integer(base)}) is not sp.true:
                 raise Unproved(f"the hypothesis {sp.sstr(f)} mentions {n} and is not a lower bound holding at {base}")
-    if not ctx.prove(sp.Ge(n, base)):
+    if not ctx.prove(rel.Ge(n, base)):
         raise Unproved(f"the hypotheses do not give {n} >= {base}")
     base_ctx = Context([Hyp(canon(subst(h.formula, {n: sp.Integer(base)}))) if n in free_symbols(h.formula) else h
                         for h in ctx.hyps], ctx.model)
-    hypothesis = Hyp(canon(_RELATIONS[relation](lhs, rhs)))
-    return base_ctx, ctx.with_hyps([hypothesis, Hyp(canon(sp.Ge(n, base)))])
+    if isinstance(lhs, sp.MatrixBase) or isinstance(rhs, sp.MatrixBase):
+        raise Unproved("induction proves a relation between numbers, not matrices")
+    formula = canon(_RELATIONS[relation](lhs, rhs))
+    if not isinstance(formula, _CLASSES[relation]) or formula.lhs != canon(lhs) or formula.rhs != canon(rhs):
+        raise Unproved("the statement at n does not stay a relation between its two sides (SymPy decided it)")
+    return base_ctx, ctx.with_hyps([Hyp(formula), Hyp(canon(rel.Ge(n, base)))])
 
 
 def by_induction(ctx: Context, n, base: int, lhs, relation, rhs, base_case: Theorem, step: Theorem) -> Theorem:
@@ -580,8 +588,8 @@ def has_model(ctx: Context, model: Model) -> bool:
                 return False
     for f, lam in model.functions.items():
         body = lam.expr
-        for key, rel in _SIGN_TESTS:
-            if getattr(f(*lam.variables), f"is_{key}") and not plain.prove(rel(body, 0)):
+        for key, test in _SIGN_TESTS:
+            if getattr(f(*lam.variables), f"is_{key}") and not plain.prove(test(body, 0)):
                 return False
     for e_class, outcomes in list(model.distributions.items()):
         if isinstance(outcomes, Iid):
@@ -612,7 +620,7 @@ def has_model(ctx: Context, model: Model) -> bool:
         for f in instances:
             for _ in range(3):  # written-out sums reveal entries to fill in
                 f = canon(_at_model(f, model))
-                f = type(f)(*[R.normalize(canon(a), local) for a in f.args]) if isinstance(f, sp.Rel) else f
+                f = rel.rebuilt(f, [R.normalize(canon(a), local) for a in f.args]) if isinstance(f, sp.Rel) else f
             if h.every:
                 if f is not sp.true and not (isinstance(f, sp.Eq) and arith.ring_zero(f.lhs - f.rhs)):
                     return False

@@ -23,6 +23,8 @@ from typing import Callable
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof.operators import Expectation, SquareMatrix  # noqa: F401 - re-exported
 from grpo_verify.proof.terms import canon
 
@@ -77,7 +79,7 @@ class Local:
         from grpo_verify.proof.arith import ring_zero
 
         a, b = normalize(canon(a, self.depth), self), normalize(canon(b, self.depth), self)
-        return ring_zero(a - b) or self.prove(sp.Eq(a, b))
+        return ring_zero(a - b) or self.prove(rel.Eq(a, b))
 
     def under(self, **changes) -> "Local":
         return replace(self, **changes)
@@ -100,7 +102,8 @@ def children(e, local: Local):
         return
     if isinstance(e, sp.Subs):
         # a strict sign of the point holds on a neighbourhood of it, where the derivative is decided
-        near = tuple(rel(v, 0) for v, p in zip(e.variables, e.point) for rel in (sp.Gt, sp.Lt) if local.prove(rel(p, 0)))
+        near = tuple(sign(v, 0) for v, p in zip(e.variables, e.point) for sign in (rel.Gt, rel.Lt)
+                     if local.prove(sign(p, 0)))
         yield 0, e.expr, local.under(depth=local.depth + len(e.variables), facts=local.facts + near)
         for n, p in enumerate(e.point):
             yield 2 + n, p, local
@@ -133,7 +136,7 @@ def rebuild(e, new: dict):
         return sp.Subs(new.get(0, e.expr), e.variables, tuple(new.get(2 + n, p) for n, p in enumerate(e.point)))
     if isinstance(e, sp.Derivative):
         return sp.Derivative(new.get(0, e.expr), *e.variable_count)
-    return e.func(*[new.get(n, a) for n, a in enumerate(e.args)])
+    return rel.rebuilt(e, [new.get(n, a) for n, a in enumerate(e.args)])
 
 
 _LIMIT = 60

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof.rules import rule
 from grpo_verify.proof.terms import integer_valued
 
@@ -19,9 +21,9 @@ def exponent_sum_splits(e, local):
     if c == 0 or not x.free_symbols:
         return None
     if integer_valued(x) and c.is_Integer:
-        ok = (c > 0 and local.prove(sp.Ge(x, 0))) or local.prove(sp.Ne(b, 0))
+        ok = (c > 0 and local.prove(rel.Ge(x, 0))) or local.prove(rel.Ne(b, 0))
     else:
-        ok = local.prove(sp.Gt(b, 0))
+        ok = local.prove(rel.Gt(b, 0))
     return b ** x * b ** c if ok else None
 
 
@@ -31,9 +33,9 @@ def log_of_a_product_or_power(e, local):
     if not isinstance(e, sp.log):
         return None
     u = e.args[0]
-    if isinstance(u, sp.Mul) and all(local.prove(sp.Gt(f, 0)) for f in u.args):
+    if isinstance(u, sp.Mul) and all(local.prove(rel.Gt(f, 0)) for f in u.args):
         return sp.Add(*[sp.log(f) for f in u.args])
-    if isinstance(u, sp.Pow) and local.prove(sp.Gt(u.base, 0)):
+    if isinstance(u, sp.Pow) and local.prove(rel.Gt(u.base, 0)):
         return u.exp * sp.log(u.base)
     return None
 
@@ -56,11 +58,11 @@ def min_max_abs_of_ordered_arguments(e, local):
     """Min(a, b, ...) = a if a <= every other argument (Max: >=); Abs(a) = a if a >= 0, -a if a <= 0."""
     if isinstance(e, sp.Abs):
         a = e.args[0]
-        return a if local.prove(sp.Ge(a, 0)) else -a if local.prove(sp.Le(a, 0)) else None
+        return a if local.prove(rel.Ge(a, 0)) else -a if local.prove(rel.Le(a, 0)) else None
     if not isinstance(e, (sp.Min, sp.Max)):
         return None
-    rel = sp.Le if isinstance(e, sp.Min) else sp.Ge
+    order = rel.Le if isinstance(e, sp.Min) else rel.Ge
     for a in e.args:
-        if all(b is a or local.prove(rel(a, b)) for b in e.args):
+        if all(b is a or local.prove(order(a, b)) for b in e.args):
             return a
     return None

@@ -9,6 +9,8 @@ derivative in an indexed variable ``theta_b`` is taken at the current point. Fun
 from __future__ import annotations
 
 import sympy as sp
+
+from grpo_verify.proof import relations as rel
 from sympy.core.function import AppliedUndef
 
 from grpo_verify.proof.rules import normalize, rule
@@ -148,7 +150,7 @@ def resolve_kinks(f, d, p, local):
         m = kinks[0]
         if any(isinstance(x, (sp.Min, sp.Max)) and depends(x, d) for a in m.args for x in sp.preorder_traversal(a)):
             return None
-        better = sp.Lt if isinstance(m, sp.Min) else sp.Gt
+        better = rel.Lt if isinstance(m, sp.Min) else rel.Gt
         values = [subst(a, {d: p}) for a in m.args]
         slopes = [normalize(canon(sp.Subs(sp.Derivative(a, d), d, p), local.depth), local) for a in m.args]
         chosen = None

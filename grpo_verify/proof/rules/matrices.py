@@ -13,6 +13,8 @@ import random
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof.arith import ring_zero
 from grpo_verify.proof.operators import MatrixRank, SquareMatrix
 from grpo_verify.proof.rules import normalize, rule
@@ -53,12 +55,12 @@ def rank_of_an_explicit_matrix(e, local):
     rows, cols = proposal
     if len(rows) != len(cols):
         return None
-    if rows and not local.prove(sp.Ne(_det(m.extract(rows, cols)), 0)):
+    if rows and not local.prove(rel.Ne(_det(m.extract(rows, cols)), 0)):
         return None
     for extra_row in (x for x in range(m.rows) if x not in rows):
         for extra_col in (x for x in range(m.cols) if x not in cols):
             minor = _det(m.extract(rows + [extra_row], cols + [extra_col]))
-            if not (ring_zero(minor) or local.prove(sp.Eq(minor, 0))):
+            if not (ring_zero(minor) or local.prove(rel.Eq(minor, 0))):
                 return None
     return sp.Integer(len(rows))
 
@@ -79,7 +81,7 @@ def rank_is_at_most_a_vanishing_minor_size(atoms, local):
         if not isinstance(a, MatrixRank) or not isinstance(a.args[0], sp.MatrixBase):
             continue
         m = _entries(a.args[0], local)
-        out.append(sp.Le(a, min(m.shape)))
+        out.append(rel.Le(a, min(m.shape)))
         proposal = _proposal(m)
         if proposal is None:
             continue
@@ -88,7 +90,7 @@ def rank_is_at_most_a_vanishing_minor_size(atoms, local):
                   for cs in itertools.combinations(range(m.cols), r + 1)]
         if r < min(m.shape) and len(minors) <= 5000 and all(ring_zero(_det(m.extract(list(rs), list(cs))))
                                                              for rs, cs in minors):
-            out.append(sp.Le(a, r))
+            out.append(rel.Le(a, r))
     return out
 
 
@@ -120,12 +122,12 @@ def rank_of_a_triangular_matrix(e, local):
         return None
     n, entry, i, j, _l, inside = _generic_entry(e.args[0], local)
     diagonal = local.under(ranges=local.ranges + ((i, 1, n),))
-    if not diagonal.prove(sp.Ne(entry(i, i), 0)):
+    if not diagonal.prove(rel.Ne(entry(i, i), 0)):
         return None
-    for side in (sp.Lt(i, j), sp.Gt(i, j)):
+    for side in (rel.Lt(i, j), rel.Gt(i, j)):
         zero = entry(i, j)
         here = inside.under(ranges=inside.ranges)
-        if here.ctx.prove(sp.Implies(side, sp.Eq(zero, 0)), here.ranges, here.hidden) or ring_zero(zero):
+        if here.ctx.prove(sp.Implies(side, rel.Eq(zero, 0)), here.ranges, here.hidden) or ring_zero(zero):
             return n
     return None
 

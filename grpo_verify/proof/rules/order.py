@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof.rules import rule
 from grpo_verify.proof.terms import integer_valued
 
@@ -20,13 +22,13 @@ def sum_of_signed_terms(atoms, local):
         inner = local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1)
         f = a.function
         if isinstance(a, sp.Product):
-            if inner.prove(sp.Gt(f, 0)):
-                out.append(sp.Gt(a, 0))
-            elif inner.prove(sp.Ge(f, 0)):
-                out.append(sp.Ge(a, 0))
+            if inner.prove(rel.Gt(f, 0)):
+                out.append(rel.Gt(a, 0))
+            elif inner.prove(rel.Ge(f, 0)):
+                out.append(rel.Ge(a, 0))
             continue
-        nonempty = local.prove(sp.Ge(hi, lo))
-        for strict, weak, rel_s, rel_w in ((sp.Gt, sp.Ge, sp.Gt, sp.Ge), (sp.Lt, sp.Le, sp.Lt, sp.Le)):
+        nonempty = local.prove(rel.Ge(hi, lo))
+        for strict, weak, rel_s, rel_w in ((rel.Gt, rel.Ge, rel.Gt, rel.Ge), (rel.Lt, rel.Le, rel.Lt, rel.Le)):
             if nonempty and inner.prove(strict(f, 0)):
                 out.append(rel_s(a, 0))
                 break
@@ -46,6 +48,6 @@ def power_is_monotone(atoms, local):
         for b in powers:
             if a is not b and a.exp == b.exp:
                 n = a.exp
-                out.append(sp.Implies(sp.And(sp.Ge(a.base, b.base), sp.Ge(b.base, 0), sp.Ge(n, 0)), sp.Ge(a, b)))
-                out.append(sp.Implies(sp.And(sp.Gt(a.base, b.base), sp.Ge(b.base, 0), sp.Ge(n, 1)), sp.Gt(a, b)))
+                out.append(sp.Implies(sp.And(rel.Ge(a.base, b.base), rel.Ge(b.base, 0), rel.Ge(n, 0)), rel.Ge(a, b)))
+                out.append(sp.Implies(sp.And(rel.Gt(a.base, b.base), rel.Ge(b.base, 0), rel.Ge(n, 1)), rel.Gt(a, b)))
     return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
+
 from grpo_verify.proof.arith import expand_in_atoms, ring_zero
 from grpo_verify.proof.rules import rule
 from grpo_verify.proof.terms import free_symbols, integer_valued, subst
@@ -57,7 +59,7 @@ def sum_of_a_constant(e, local):
     if not isinstance(e, sp.Sum):
         return None
     f, d, lo, hi = _parts(e)
-    if d in free_symbols(f) or not local.prove(sp.Ge(hi, lo - 1)):
+    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):
         return None
     return (hi - lo + 1) * f
 
@@ -96,7 +98,7 @@ def sum_split_last(e, local, upper=None):
     if not isinstance(e, sp.Sum):
         return None
     f, d, lo, hi = _parts(e)
-    if not _matches(hi, upper, local) or not local.prove(sp.Ge(hi, lo)):
+    if not _matches(hi, upper, local) or not local.prove(rel.Ge(hi, lo)):
         return None
     return sp.Sum(f, (d, lo, hi - 1)) + subst(f, {d: hi})
 
@@ -107,7 +109,7 @@ def sum_split_first(e, local, lower=None):
     if not isinstance(e, sp.Sum):
         return None
     f, d, lo, hi = _parts(e)
-    if not _matches(lo, lower, local) or not local.prove(sp.Ge(hi, lo)):
+    if not _matches(lo, lower, local) or not local.prove(rel.Ge(hi, lo)):
         return None
     j = _index()
     return subst(f, {d: lo}) + sp.Sum(subst(f, {d: j}), (j, lo + 1, hi))
@@ -120,7 +122,7 @@ def sum_split_at(e, local, k):
     if not isinstance(e, sp.Sum) or not integer_valued(k):
         return None
     f, d, lo, hi = _parts(e)
-    if not (local.prove(sp.Ge(k, lo - 1)) and local.prove(sp.Le(k, hi))):
+    if not (local.prove(rel.Ge(k, lo - 1)) and local.prove(rel.Le(k, hi))):
         return None
     j = _index()
     return sp.Sum(subst(f, {d: j}), (j, lo, k)) + sp.Sum(subst(f, {d: j}), (j, k + 1, hi))
@@ -189,9 +191,9 @@ def sum_of_a_delta(e, local):
             kept.append(term)
             continue
         rest = sp.Mul(*[x for x in sp.Mul.make_args(term) if x is not deltas[0]])
-        if local.prove(sp.And(sp.Ge(w, lo), sp.Le(w, hi))):
+        if local.prove(sp.And(rel.Ge(w, lo), rel.Le(w, hi))):
             out.append(subst(rest, {d: w}))
-        elif not (local.prove(sp.Lt(w, lo)) or local.prove(sp.Gt(w, hi))):
+        elif not (local.prove(rel.Lt(w, lo)) or local.prove(rel.Gt(w, hi))):
             return None
         changed = True
     if not changed:
@@ -207,7 +209,7 @@ def delta_of_equal_or_distinct_values(e, local):
     u, v = e.args
     if ring_zero(u - v):
         return sp.Integer(1)
-    if local.prove(sp.Ne(u, v)):
+    if local.prove(rel.Ne(u, v)):
         return sp.Integer(0)
     return None
 
@@ -218,7 +220,7 @@ def product_of_a_constant(e, local):
     if not isinstance(e, sp.Product):
         return None
     f, d, lo, hi = _parts(e)
-    if d in free_symbols(f) or not local.prove(sp.Ge(hi, lo - 1)):
+    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):
         return None
     return f ** (hi - lo + 1)
 
@@ -238,6 +240,6 @@ def log_of_product_is_sum_of_logs(e, local):
     if not (isinstance(e, sp.log) and isinstance(e.args[0], sp.Product)):
         return None
     f, d, lo, hi = _parts(e.args[0])
-    if not _inside(local, d, lo, hi).prove(sp.Gt(f, 0)):
+    if not _inside(local, d, lo, hi).prove(rel.Gt(f, 0)):
         return None
     return sp.Sum(sp.log(f), (d, lo, hi))
