@@ -13,7 +13,7 @@ import sympy as sp
 from grpo_verify.proof import Assumption, Result, ResultReport, Status
 from grpo_verify.proof.result import Instance
 from grpo_verify.proof.catalog import Family
-from grpo_verify.proof.kernel import TRUSTED_BASE, symbol_domains
+from grpo_verify.proof.base import TRUSTED_BASE, rule_table, symbol_domains, trusted_files
 
 RELATION_LATEX = {"=": "=", "<=": r"\le", ">=": r"\ge", "<": "<", ">": ">", "!=": r"\ne"}
 LONGEST_EXPRESSION = 1800  # characters of LaTeX; longer ones are elided in print (not in checking)
@@ -97,6 +97,8 @@ def result_section(result: Result, report: ResultReport) -> str:
         lines.append(r"\end{itemize}")
     if report.consistency:
         lines.append(rf"\noindent\textit{{Consistency:}} {prose(plain(report.consistency))}.\par")
+    if report.evaluation:
+        lines.append(rf"\noindent\textit{{Evaluator:}} {prose(plain(report.evaluation))}.\par")
     lines += [r"\paragraph{Statement.}", r"\begin{align*}",
               rf"{expression(result.lhs)} &{rel} {expression(result.rhs)}", r"\end{align*}"]
     lines.append(r"\paragraph{Proof.}")
@@ -197,6 +199,9 @@ def _obligations(report: ResultReport) -> str:
 def _close(lines: list[str], report: ResultReport) -> str:
     """The verdict, then the detail of every failing check (a link, the chain's end or its relation)."""
     lines.append(_obligations(report))
+    if report.rules:
+        lines.append(r"\par\noindent\textit{Rests on:} " + ", ".join(rf"\texttt{{{prose(r)}}}" for r in report.rules)
+                     + ", the ring normal form and the arithmetic.")
     lines.append(rf"\par\noindent\textit{{Check:}} {status_latex(report)}, {report.seconds:.2f}\,s.")
     failing = [s for s in report.steps if not s.status.passed]
     for s in failing:
@@ -225,6 +230,17 @@ def summary_table(families: list[Family], reports: dict[str, ResultReport]) -> s
                       *rows, r"\end{longtable}"])
 
 
+def trusted_base_table() -> str:
+    """The kernel's files with their line counts, and every rule."""
+    files = trusted_files()
+    rows = [rf"\texttt{{{prose(f)}}} & {code} & {total} \\" for f, code, total in files]
+    rows.append(rf"total & {sum(c for _f, c, _t in files)} & {sum(t for _f, _c, t in files)} \\")
+    rules = [rf"\texttt{{{prose(name)}}} & {prose(kind)} & {prose(doc)} \\" for name, kind, _m, doc in rule_table()]
+    return "\n".join([r"\begin{longtable}{lrr}", r"trusted file & code lines & lines \\ \hline", *rows,
+                      r"\end{longtable}", r"\begin{longtable}{llp{11cm}}", r"rule & kind & what it states \\ \hline",
+                      r"\endhead", *rules, r"\end{longtable}"])
+
+
 def document(families: list[Family], reports: dict[str, ResultReport], version: str) -> str:
     body = "\n".join(family_section(f, reports) for f in families)
     counts = {s: sum(1 for r in reports.values() if r.status is s) for s in Status}
@@ -239,19 +255,25 @@ def document(families: list[Family], reports: dict[str, ResultReport], version: 
         r"\date{}",
         r"\begin{document}",
         r"\maketitle",
-        r"\noindent Every step below was decided by the proof kernel when this document was generated. "
+        r"\noindent Every step below was checked by the proof kernel when this document was generated. "
+        r"A step holds only by the kernel's rules: it names them, and the kernel applies exactly those (one small "
+        r"function each, with its side conditions proved where it acts), rewrites with the cited equations, and "
+        r"then needs both sides equal as rational functions of their atoms or the relation to follow in real "
+        r"arithmetic (z3). No evaluation of sums, derivatives or matrices by SymPy decides a step. "
         r"\emph{Proved (symbolic)} holds for every admissible value of every symbol; "
-        r"\emph{proved for $R = a, \dots, b$} was decided exactly for each listed value only; "
-        r"\emph{unproved} means no exact procedure decided the step (it is never counted as passed); "
-        r"\emph{refuted} means a counterexample satisfying the assumptions was found. "
+        r"\emph{proved for $R = a, \dots, b$} was checked for each listed value only; "
+        r"\emph{unproved} means no rule established the step (it is never counted as passed); "
+        r"\emph{refuted} means the independent evaluator found an admissible point where the statement fails. "
         rf"This run: {prose(tally)}.",
-        r"\par\noindent Every expression must be \emph{defined} where it is used: each result lists its "
-        r"definedness obligations (denominators nonzero, logarithms of positive numbers, roots of non-negative "
-        r"numbers, sums with upper limit at least the lower minus one, derivatives only where the function is "
-        r"differentiable), each discharged from the assumptions. The domains of the symbols are hypotheses "
-        r"like the stated assumptions. Each step names the procedure that decided it: SymPy's normalisations "
-        r"and sign rules, z3's nlsat procedure, or both (where both decide they must agree).",
+        r"\par\noindent Every expression must be \emph{defined} where it is used (denominators nonzero, "
+        r"logarithms of positive numbers, roots of non-negative numbers, sums with upper limit at least the lower "
+        r"minus one, derivatives only where the function is differentiable), each obligation proved from the "
+        r"assumptions. The domains of the symbols are hypotheses like the stated assumptions. A result with "
+        r"assumptions is proved only if they hold exactly at an explicit model (\emph{Consistency}), and each "
+        r"result is first evaluated exactly at small sizes by an evaluator that shares no code with the rules "
+        r"(\emph{Evaluator}).",
         r"\par\noindent \textit{Trusted base:} " + prose(TRUSTED_BASE) + ".",
+        trusted_base_table(),
         r"\section*{Summary}",
         summary_table(families, reports),
         body,

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from grpo_verify.evaluation.points import Distribution, Filler, Point, declared_lower_bound, hint_of, lower_bounds
-from grpo_verify.evaluation.values import NoValue, Undefined, sign, value
-from grpo_verify.proof.terms import free_symbols
+from grpo_verify.evaluation.values import NoValue, Undefined, sign, symbols_of, value
 
 SPAN = 6  # sizes from the lower bound to the bound + SPAN
 TRIES = 3  # random points per size
@@ -34,6 +33,7 @@ class Verdict:
     checked: int = 0
     sizes: dict = field(default_factory=dict)  # symbol -> sorted values at which an admissible point was found
     points: list = field(default_factory=list)  # admissible points (for the kernel's model check)
+    links: dict = field(default_factory=dict)  # step number -> where that link fails (the statement may hold)
 
 
 def _formulas(result):
@@ -60,7 +60,7 @@ def _statement_symbols(result, formulas):
     exprs = [result.lhs, result.rhs] + list(formulas)
     found = set()
     for e in exprs:
-        found |= free_symbols(sp.sympify(e)) if not isinstance(e, sp.MatrixBase) else free_symbols(e)
+        found |= symbols_of(e)
     return sorted((s for s in found if s.is_integer), key=str)
 
 
@@ -153,7 +153,7 @@ def _evaluate(result, seed: int) -> Verdict:
     symbols = _statement_symbols(result, all_formulas)
     bounds = lower_bounds(conditions)
     rng = random.Random(seed)
-    checked, sizes, points = 0, {s: set() for s in symbols}, []
+    checked, sizes, points, links = 0, {s: set() for s in symbols}, [], {}
     for plan in _plans(symbols, bounds):
         found = 0
         for attempt in range(TRIES * 4):
@@ -178,6 +178,8 @@ def _evaluate(result, seed: int) -> Verdict:
                 return Verdict(True, f"fails at {_describe(filler.point)}: {sp.sstr(lhs)[:120]} "
                                      f"{result.relation} {sp.sstr(rhs)[:120]} is false", checked, sizes, points)
             checked += 1
+            if len(points) < 3:
+                _check_links(result, filler, links)
             for s in symbols:
                 if s in filler.point.values:
                     sizes[s].add(int(filler.point.values[s]))
@@ -186,54 +188,27 @@ def _evaluate(result, seed: int) -> Verdict:
     covered = ", ".join(f"{s} in {_span(sorted(v))}" for s, v in sizes.items() if v)
     text = (f"holds at {checked} admissible points" + (f" ({covered})" if covered else "")) if checked else \
         "no admissible point was found to evaluate at"
-    return Verdict(False, text, checked, {s: sorted(v) for s, v in sizes.items()}, points)
+    return Verdict(False, text, checked, {s: sorted(v) for s, v in sizes.items()}, points, links)
+
+
+def _check_links(result, filler: Filler, failures: dict) -> None:
+    """Each link of the chain at an admissible point: a planted false step fails there."""
+    previous = filler.value(result.lhs)
+    for n, step in enumerate(result.links(), start=1):
+        try:
+            value_ = filler.value(step.expr)
+            if n not in failures and not _compare(previous, step.relation, value_):
+                failures[n] = (f"link {n} fails at {_describe(filler.point)}: {sp.sstr(previous)[:80]} "
+                               f"{step.relation} {sp.sstr(value_)[:80]} is false")
+        except NoValue:
+            return
+        previous = value_
 
 
 def _span(values) -> str:
     if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
         return f"{values[0]}..{values[-1]}"
     return "{" + ", ".join(map(str, values)) + "}"
-
-
-def model_of(point: Point):
-    """The kernel's ``Model`` of an admissible point."""
-    from grpo_verify.proof.theorem import Model
-
-    from grpo_verify.proof.theorem import Iid
-
-    distributions = {}
-    for operator, outcomes in point.distributions.items():
-        if hasattr(outcomes, "joint"):
-            distributions[operator] = Iid(tuple((p, dict(v)) for p, v in outcomes.outcomes), outcomes.rollouts)
-            single = getattr(operator, "single", None)
-            if single is not None:
-                distributions[single] = distributions[operator]
-        else:
-            distributions[operator] = [(p, {base[index]: v for base, table in tables.items()
-                                            for index, v in table.items()}) for p, tables in outcomes]
-    families = {b: t for b, t in point.families.items() if isinstance(t, dict)}
-    return Model(dict(point.values), families, dict(point.functions), distributions)
-
-
-def find_model(result, ctx):
-    """A model of ``ctx`` the kernel accepts, from the evaluator's admissible points, or None."""
-    from grpo_verify.proof.theorem import has_model
-
-    for point in evaluate(result).points:
-        model = model_of(point)
-        if has_model(ctx, model):
-            return model
-    return None
-
-
-def describe(model) -> str:
-    parts = [f"{k} = {sp.sstr(v)}" for k, v in sorted(model.values.items(), key=lambda kv: str(kv[0]))]
-    parts += [f"{b}: {len(t)} entries" for b, t in model.families.items()]
-    parts += [f"{f} = {sp.sstr(lam)}" for f, lam in model.functions.items()]
-    for operator, o in model.distributions.items():
-        count = len(o.outcomes) if hasattr(o, "outcomes") else len(o)
-        parts.append(f"{operator.__name__} over {count} outcomes")
-    return "; ".join(parts)[:300] or "any values of the declared types"
 
 
 _ = (value, Distribution)

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.core.function import AppliedUndef, UndefinedFunction
 
-from grpo_verify.evaluation.values import NoValue, truth, value
+from grpo_verify.evaluation.values import NoValue, symbols_of, truth, value
 from grpo_verify.proof.operators import Expectation, IidExpectation
-from grpo_verify.proof.terms import free_symbols
 
 
 @dataclass
@@ -162,13 +161,13 @@ class Filler:
 
     def _solve(self, eq) -> bool:
         """An equation in one free unknown of integer or rational value, solved for it (a proposal only)."""
-        unknowns = sorted((x for x in free_symbols(eq) if x not in self.fixed and x not in self.point.values),
+        unknowns = sorted((x for x in symbols_of(eq) if x not in self.fixed and x not in self.point.values),
                           key=str)
         if len(unknowns) != 1 or any(isinstance(n, (sp.Sum, sp.Product, AppliedUndef, sp.Indexed, Expectation,
                                                     sp.Derivative, sp.Subs)) for n in sp.preorder_traversal(eq)):
             return False
         x = unknowns[0]
-        others = {y: self.value(y) for y in free_symbols(eq) if y != x}
+        others = {y: self.value(y) for y in symbols_of(eq) if y != x}
         try:
             solutions = sp.solve(sp.Eq(eq.lhs, eq.rhs).xreplace(others), x)
         except Exception:  # noqa: BLE001
@@ -275,4 +274,4 @@ def hint_of(result, sizes: dict) -> dict:
     return out
 
 
-_ = (IidExpectation, free_symbols)
+_ = IidExpectation

@@ -33,6 +33,15 @@ def _number(x):
     return x
 
 
+def symbols_of(e) -> set:
+    """The free symbols of a term that need values (not indexed families' labels, not bound variables)."""
+    if isinstance(e, sp.MatrixBase):
+        return set().union(*[symbols_of(x) for x in e])
+    e = sp.sympify(e)
+    labels = {x.label for x in sp.preorder_traversal(e) if isinstance(x, sp.IndexedBase)}
+    return {x for x in e.free_symbols if isinstance(x, sp.Symbol) and x not in labels}
+
+
 def value(e, point, bound: dict | None = None):
     """The exact value of ``e`` at ``point`` (a ``Point``); ``bound`` maps bound variables to values."""
     bound = bound or {}

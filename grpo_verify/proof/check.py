@@ -119,11 +119,11 @@ def _check(result, start, stop_at_failure) -> ResultReport:
                                         time.perf_counter() - start, verdict.text, "exact evaluation"),),
                             time.perf_counter() - start, "symbolic", "", (), (), (), verdict.text)
     if ctx.hyps:
-        model = evaluation.find_model(result, ctx)
+        model = find_model(result, ctx)
         if model is None:
             return _fail(result, start, "refused: no exact model of the assumptions was found (an inconsistent set "
                                         "would prove anything)", "no model found", verdict.text)
-        consistency = f"consistent: every assumption holds exactly at {evaluation.describe(model)}"
+        consistency = f"consistent: every assumption holds exactly at {describe(model)}"
     else:
         consistency = "no assumptions beyond the declared domains of the symbols"
     contexts = [(ctx, "symbolic", [])]
@@ -134,7 +134,7 @@ def _check(result, start, stop_at_failure) -> ResultReport:
                          consistency, verdict.text)
     reports, theorems, used = [], [], set()
     for here, scope, extra in contexts:
-        thm, step_reports = _prove(result, here, extra, stop_at_failure)
+        thm, step_reports = _prove(result, here, extra, stop_at_failure, verdict.links)
         reports += step_reports
         if thm is None and result.fallback is not None and scope == "symbolic":
             fallback = _instances(ctx, result.fallback)
@@ -182,8 +182,9 @@ def _instances(ctx, for_each):
     return out
 
 
-def _prove(result, ctx, extra, stop_at_failure):
-    """(theorem or None, step reports) for one context."""
+def _prove(result, ctx, extra, stop_at_failure, links=None):
+    """(theorem or None, step reports) for one context; ``links``: the evaluator's failing links."""
+    links = links or {}
     if result.induction is not None:
         return _by_induction(result, ctx, extra)
     if result.minimum_at is not None:
@@ -199,9 +200,11 @@ def _prove(result, ctx, extra, stop_at_failure):
             status, detail = Status.PROVED, "established"
         except (K.Unproved, KernelError) as exc:
             status, detail, thm = Status.UNPROVED, str(exc), None
+        refuted = links.get(n) if status is Status.UNPROVED else None
         reports.append(StepReport(n, step.rule or ", ".join(r.label() for r in rules) or "arithmetic",
-                                  step.relation, status if thm is not None or status is Status.UNPROVED else
-                                  Status.UNPROVED, time.perf_counter() - t0, detail, _route(rules)))
+                                  step.relation, Status.REFUTED if refuted else status, time.perf_counter() - t0,
+                                  f"{refuted} (the evaluator's counterexample); {detail}" if refuted else detail,
+                                  _route(rules)))
         if thm is None:
             if stop_at_failure:
                 break
@@ -305,3 +308,42 @@ def _by_mean_value(result, ctx, extra):
 
 
 _ = weakest
+
+
+def model_of(point):
+    """The kernel's ``Model`` of an admissible point."""
+    distributions = {}
+    for operator, outcomes in point.distributions.items():
+        if hasattr(outcomes, "joint"):
+            distributions[operator] = K.Iid(tuple((p, dict(v)) for p, v in outcomes.outcomes), outcomes.rollouts)
+            single = getattr(operator, "single", None)
+            if single is not None:
+                distributions[single] = distributions[operator]
+        else:
+            distributions[operator] = [(p, {base[index]: v for base, table in tables.items()
+                                            for index, v in table.items()}) for p, tables in outcomes]
+    families = {b: t for b, t in point.families.items() if isinstance(t, dict)}
+    return K.Model(dict(point.values), families, dict(point.functions), distributions)
+
+
+def find_model(result, ctx):
+    """A model of ``ctx`` the kernel accepts, from the evaluator's admissible points, or None."""
+    from grpo_verify import evaluation
+
+    for point in evaluation.evaluate(result).points:
+        model = model_of(point)
+        if K.has_model(ctx, model):
+            return model
+    return None
+
+
+def describe(model) -> str:
+    parts = [f"{k} = {sp.sstr(v)}" for k, v in sorted(model.values.items(), key=lambda kv: str(kv[0]))]
+    parts += [f"{b}: {len(t)} entries" for b, t in model.families.items()]
+    parts += [f"{f} = {sp.sstr(lam)}" for f, lam in model.functions.items()]
+    for operator, o in model.distributions.items():
+        count = len(o.outcomes) if hasattr(o, "outcomes") else len(o)
+        parts.append(f"{operator.__name__} over {count} outcomes")
+    return "; ".join(parts)[:300] or "any values of the declared types"
+
+
