@@ -57,13 +57,14 @@ class Point:
     distributions: dict = field(default_factory=dict)  # operator class -> [(p, {base: {index: value}})]
     random: dict = field(default_factory=dict)
     varying: dict = field(default_factory=dict)
+    fill: object = None  # called for a missing value (the proposer fills points lazily)
 
     def with_random(self, tables) -> "Point":
-        return Point(self.values, self.families, self.functions, self.distributions, tables, self.varying)
+        return Point(self.values, self.families, self.functions, self.distributions, tables, self.varying, self.fill)
 
     def with_varying(self, base, table) -> "Point":
         return Point(self.values, self.families, self.functions, self.distributions, self.random,
-                     {**self.varying, base: table})
+                     {**self.varying, base: table}, self.fill)
 
 
 def _random_value(x, rng: random.Random, scale: int = 4):
@@ -117,6 +118,7 @@ class Filler:
         for key, v in {**hint, **sizes}.items():
             self._set(key, v)
             self.fixed.add(key)
+        self.point.fill = self._provide
         self.equations = [eq for eq in equations if isinstance(eq, sp.Eq)]
         self.equations += [eq for eq in identities if isinstance(eq, sp.Eq)]
 
@@ -197,53 +199,29 @@ class Filler:
             self.point.families.setdefault(target.base, {})[target.indices] = v
 
     def value(self, e, bound=None):
-        """``value`` with the point filled on demand."""
-        for _ in range(400):
-            try:
-                return value(e, self.point, bound)
-            except NoValue as exc:
-                if not self._fill(str(exc), e):
-                    raise
-        raise NoValue("too many values to fill")
+        return value(e, self.point, bound)
 
     def truth(self, f):
-        for _ in range(400):
-            try:
-                return truth(f, self.point)
-            except NoValue as exc:
-                if not self._fill(str(exc), f):
-                    raise
-        raise NoValue("too many values to fill")
+        return truth(f, self.point)
 
-    def _fill(self, message: str, e) -> bool:
-        if not message.startswith("no value for") and not message.startswith("no distribution for"):
-            return False
-        name = message.split("for ", 1)[1]
-        nodes = list(sp.preorder_traversal(e)) + [n for f in self.point.functions.values()
-                                                   for n in sp.preorder_traversal(f.expr)]
-        if message.startswith("no distribution for"):
-            for node in nodes:
-                if isinstance(node, Expectation) and type(node).__name__ == name:
-                    self.point.distributions[type(node)] = self._distribution(type(node), e)
-                    return True
-            return False
-        if name.startswith("the function "):
-            fname = name[len("the function "):]
-            for node in nodes:
-                if isinstance(node, AppliedUndef) and str(node.func) == fname:
-                    xs = [sp.Dummy() for _ in node.args]
-                    self.point.functions[node.func] = sp.Lambda(tuple(xs), _random_value(node, self.rng))
-                    return True
-            return False
-        for node in nodes:
-            if isinstance(node, (sp.Symbol, sp.Dummy)) and str(node) == name:
-                self.point.values[node] = _random_value(node, self.rng, self.scale)
-                return True
-            if isinstance(node, sp.Indexed) and name.startswith(str(node.base) + "["):
-                index = tuple(int(x) for x in name[len(str(node.base)) + 1:-1].split(", "))
-                self.point.families.setdefault(node.base, {})[index] = _random_value(node, self.rng, self.scale)
-                return True
-        return False
+    def _provide(self, kind, e, index=None):
+        """A missing value, drawn at random (the point is filled lazily)."""
+        if kind == "symbol":
+            self.point.values[e] = _random_value(e, self.rng, self.scale)
+            return self.point.values[e]
+        if kind == "entry":
+            v = _random_value(e, self.rng, self.scale)
+            table = self.point.families.setdefault(e.base, {})
+            if not isinstance(table, dict):
+                raise NoValue(f"no value for {e.base}{list(index)}")
+            table[index] = v
+            return v
+        if kind == "function":
+            xs = [sp.Dummy() for _ in e.args]
+            self.point.functions[e.func] = sp.Lambda(tuple(xs), _random_value(e, self.rng))
+            return self.point.functions[e.func]
+        self.point.distributions[type(e)] = self._distribution(type(e), e)
+        return self.point.distributions[type(e)]
 
     def _distribution(self, operator, e):
         sizes = [int(v) for v in self.point.values.values() if v.is_Integer and 0 < v <= 12]

@@ -58,10 +58,14 @@ def value(e, point, bound: dict | None = None):
             return bound[e]
         if e in point.values:
             return point.values[e]
+        if point.fill is not None:
+            return point.fill("symbol", e)
         raise NoValue(f"no value for {e}")
     if isinstance(e, sp.Indexed):
         index = tuple(int(value(i, point, bound)) for i in e.indices)
         table = point.random.get(e.base) if e.base in point.random else point.families.get(e.base)
+        if (table is None or index not in table) and point.fill is not None and e.base not in point.random:
+            return point.fill("entry", e, index)
         if table is None or index not in table:
             raise NoValue(f"no value for {e.base}{list(index)}")
         return table[index]
@@ -106,6 +110,8 @@ def value(e, point, bound: dict | None = None):
         return sp.binomial(n, k)
     if isinstance(e, AppliedUndef):
         f = point.functions.get(e.func)
+        if f is None and point.fill is not None:
+            f = point.fill("function", e)
         if f is None:
             raise NoValue(f"no value for the function {e.func}")
         return value(f(*[value(a, point, bound) for a in e.args]), point)
@@ -185,6 +191,8 @@ def _expectation(e, point, bound):
     if outcomes is None and getattr(type(e), "single", None) is None:
         # one rollout's operator shares the distribution of an i.i.d. operator over the same families
         outcomes = next((d for op, d in point.distributions.items() if getattr(op, "single", None) is type(e)), None)
+    if outcomes is None and point.fill is not None:
+        outcomes = point.fill("distribution", e)
     if outcomes is None:
         raise NoValue(f"no distribution for {type(e).__name__}")
     if hasattr(outcomes, "joint"):
