@@ -1,11 +1,15 @@
-"""The derivation engine must reject wrong steps and never pass what it cannot decide."""
+"""The derivation engine must reject wrong steps and never pass what it cannot decide.
+
+A false statement is refuted (the independent evaluator finds an admissible point where it fails); a
+false step of a proof is refuted at its link (the statement may still be true) and the result is not
+passed; a true step no rule establishes is unproved."""
 
 import dataclasses
 
 import pytest
 import sympy as sp
 
-from grpo_verify.proof import Assumption, ForEach, Result, Status, Step, as_written
+from grpo_verify.proof import Assumption, ForEach, Result, Status, Step, as_written, rules
 from grpo_verify.proof.catalog import all_results, result as named_result
 from grpo_verify.derivations.notation import R, group_mean, i, r
 
@@ -20,25 +24,30 @@ def planted(result: Result, step_index: int, wrong: sp.Basic) -> Result:
     return dataclasses.replace(result, name=result.name + "_planted", steps=tuple(steps))
 
 
+def refuted_at_link(report, n: int) -> bool:
+    """The result is not passed and its n-th link carries the evaluator's counterexample."""
+    step = report.steps[n - 1]
+    return not report.status.passed and step.status is Status.REFUTED and "counterexample" in step.detail
+
+
 def test_sign_error_in_a_real_derivation_is_refuted():
     original = named_result("centred_advantages_sum_to_zero")
     wrong = sp.Sum(r[i], (i, 1, R)) + R * group_mean()  # + instead of -
     report = planted(original, 0, wrong).check()
-    assert report.status is Status.REFUTED
-    assert "counterexample" in report.steps[0].detail
+    assert refuted_at_link(report, 1), report.summary()
 
 
 def test_dropped_factor_in_a_real_derivation_is_refuted():
     original = named_result("squared_sample_std_advantages_sum_to_R_minus_1")
     first = original.steps[0].expr
     report = planted(original, 0, first / (R - 1)).check()  # the (R - 1) factor dropped
-    assert report.status is Status.REFUTED
+    assert refuted_at_link(report, 1), report.summary()
 
 
 def test_wrong_exponent_is_refuted():
     wrong = Result(name="wrong_exponent", doc="A planted error.", lhs=(p + 1) ** 2, rhs=p**2 + 2 * p + 1,
                    steps=(Step(p**3 + 2 * p + 1, "expand"),))
-    assert wrong.check().status is Status.REFUTED
+    assert refuted_at_link(wrong.check(), 1)
 
 
 def test_chain_must_end_at_the_statement():
@@ -53,9 +62,13 @@ def test_chain_relation_must_imply_the_statement():
     upward = Result(name="upward", doc="A planted error.", lhs=p, rhs=p + 1, relation="=",
                     steps=(Step(p + 1, "add one", relation="<="),))
     report = upward.check()
-    assert report.status is Status.REFUTED
-    assert "establish" in report.steps[-1].detail
+    assert report.status is Status.REFUTED  # p = p + 1 fails everywhere
     assert dataclasses.replace(upward, relation="<=").check().status is Status.PROVED
+    # a true statement whose chain establishes a weaker relation than stated: not passed, and why
+    weaker = Result(name="weaker", doc="True, but the chain only gives <=.", lhs=p, rhs=p, relation="=",
+                    steps=(Step(p + 1, "add one", relation="<="), Step(p, "take one", relation=">=")))
+    report = weaker.check()
+    assert not report.status.passed and "no relation" in report.summary(), report.summary()
 
 
 def test_true_but_undecidable_step_is_unproved_never_passed():
@@ -94,7 +107,7 @@ def test_using_a_refuted_result_taints_the_step():
     user = Result(name="user", doc="Uses the false lemma.", lhs=p**2 + 1, rhs=p + 1,
                   steps=(Step(p + 1, "false_fact", using=(false_fact,)),))
     report = user.check()
-    assert not report.status.passed and "refuted" in report.steps[0].detail, report.summary()
+    assert not report.status.passed and "refuted" in report.summary(), report.summary()
 
 
 def test_conditions_restrict_the_counterexample_search():
@@ -120,6 +133,8 @@ def test_matrix_sides_are_compared_entrywise():
     assert same.check().status is Status.PROVED
     off = Result(name="off", doc="One entry wrong.", lhs=a, rhs=sp.ImmutableMatrix([[p, 1], [0, p**3]]))
     assert off.check().status is Status.REFUTED
+    shape = Result(name="shape", doc="Different shapes.", lhs=a, rhs=sp.ImmutableMatrix([[p, 1, 0], [0, p**2, 0]]))
+    assert not shape.check().status.passed
 
 
 def test_result_names_and_docs_are_required():
@@ -142,3 +157,4 @@ def test_every_derivation_rejects_a_shifted_step(result):
     shift = sp.ones(*expr.shape) if isinstance(expr, sp.MatrixBase) else sp.Integer(1)
     report = planted(result, index, sp.ImmutableMatrix(expr + shift) if shift != 1 else expr + shift).check()
     assert not report.status.passed, report.summary()
+    assert report.steps[index].status is Status.REFUTED, report.summary()  # the evaluator names the link

@@ -210,6 +210,15 @@ def _prove(result, ctx, extra, stop_at_failure, links=None):
                 break
             return None, reports + _unchecked(result, n)
         previous = built(step.expr)
+    if result.steps and canon(previous) != canon(built(result.rhs)):
+        t0 = time.perf_counter()
+        try:  # the chain ends at an expression equal to the statement's right-hand side
+            thm = K.chain(thm, K.link(ctx, previous, "=", built(result.rhs), (), extra))
+            status, detail = Status.PROVED, "established"
+        except (K.Unproved, KernelError) as exc:
+            status, detail, thm = Status.UNPROVED, str(exc), None
+        reports.append(StepReport(len(reports) + 1, "the chain ends at the right-hand side", "=", status,
+                                  time.perf_counter() - t0, detail, _route(())))
     return thm, reports
 
 
