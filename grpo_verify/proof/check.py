@@ -174,12 +174,21 @@ def _instances(ctx, for_each):
                 getattr(symbol, f"is_{k}") and not getattr(v, f"is_{k}") for k in ("positive", "nonnegative",
                                                                                    "negative", "nonpositive")):
             continue
-        if any(canon(subst(h.formula, {symbol: v})) is sp.false for h in ctx.hyps if not h.index):
-            continue
+        if any(_evaluated(subst(h.formula, {symbol: v})) is sp.false for h in ctx.hyps if not h.index):
+            continue  # the assumptions exclude this value
         pin = K.Hyp(canon(rel.Eq(symbol, v)))
         here = ctx.with_hyps([pin])
         out.append((here, f"{symbol} = {value}", [K.cite(here, pin, name=f"{symbol} = {value}")]))
     return out
+
+
+def _evaluated(f):
+    """A formula with its relations evaluated (to skip the values the assumptions exclude)."""
+    if isinstance(f, sp.Rel):
+        return type(f)(*f.args)
+    if isinstance(f, (sp.And, sp.Or, sp.Not)):
+        return f.func(*[_evaluated(a) for a in f.args])
+    return f
 
 
 def _prove(result, ctx, extra, stop_at_failure, links=None):

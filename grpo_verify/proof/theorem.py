@@ -588,6 +588,8 @@ def has_model(ctx: Context, model: Model) -> bool:
                 return False
     for f, lam in model.functions.items():
         body = lam.expr
+        if f(*lam.variables).is_integer and not integer_valued(body):
+            return False
         for key, test in _SIGN_TESTS:
             if getattr(f(*lam.variables), f"is_{key}") and not plain.prove(test(body, 0)):
                 return False

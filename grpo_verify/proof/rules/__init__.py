@@ -11,7 +11,8 @@ A rule is one small function with its side conditions, in one of three kinds:
 
 Every side condition is proved by ``Local.prove`` in the context where the node sits (the ranges of the
 binders above it; nothing about an expectation's random families from outside it) before the rule
-fires; a condition that is not proved means the rule does not apply. A step names its rules
+fires; a condition that is not proved means the rule does not apply. A rule's result is defined
+wherever its input is (a side condition says so where that needs proof: the power rule's ``b != 0``). A step names its rules
 (``Step(..., by=(rules.sum_linearity, ...))``); nothing else changes a sum, a product, a delta, a
 derivative, an expectation or a matrix.
 """

@@ -14,7 +14,7 @@ from grpo_verify.proof import relations as rel
 from sympy.core.function import AppliedUndef
 
 from grpo_verify.proof.rules import normalize, rule
-from grpo_verify.proof.terms import canon, free_symbols, subst
+from grpo_verify.proof.terms import canon, free_symbols, integer_valued, subst
 
 
 def _variable(e):
@@ -93,14 +93,18 @@ def derivative_of_a_product(e, local):
 
 @rule("normal")
 def derivative_of_a_power(e, local):
-    """(b**c)' = c b**(c - 1) b' for c free of x; (c**u)' = c**u log(c) u' for c free of x (c > 0 where
-    defined); (b**u)' = b**u (u' log b + u b'/b) otherwise (b > 0 where defined)."""
+    """(b**c)' = c b**(c - 1) b' for c free of x, when b != 0 or c is an integer >= 1; (c**u)' = c**u log(c) u'
+    for c free of x and c > 0; (b**u)' = b**u (u' log b + u b'/b) otherwise, for b > 0."""
     v = _variable(e)
     if v is None or not isinstance(e.expr, sp.Pow):
         return None
     b, c = e.expr.args
     if not depends(c, v):
-        return c * b ** (c - 1) * _d(b, v)
+        if (c.is_Integer and c >= 1) or (integer_valued(c) and local.prove(rel.Ge(c, 1))) or local.prove(rel.Ne(b, 0)):
+            return c * b ** (c - 1) * _d(b, v)
+        return None
+    if not local.prove(rel.Gt(b, 0)):
+        return None
     if not depends(b, v):
         return e.expr * sp.log(b) * _d(c, v)
     return e.expr * (_d(c, v) * sp.log(b) + c * _d(b, v) / b)

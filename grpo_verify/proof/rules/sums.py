@@ -12,6 +12,7 @@ import sympy as sp
 from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.arith import expand_in_atoms, ring_zero
+from grpo_verify.proof.definedness import obligations
 from grpo_verify.proof.rules import rule
 from grpo_verify.proof.terms import free_symbols, integer_valued, subst
 
@@ -142,12 +143,18 @@ def sum_shift_index(e, local, shift, lower=None):
 
 @rule("directed")
 def sum_telescopes(e, local, g):
-    """Sum(g(j + 1) - g(j), (j, lo, hi)) = g(hi + 1) - g(lo), for ``g`` a Lambda of one variable."""
+    """Sum(g(j + 1) - g(j), (j, lo, hi)) = g(hi + 1) - g(lo), for ``g`` a Lambda of one variable defined on
+    lo..hi + 1, when hi >= lo - 1."""
     if not isinstance(e, sp.Sum) or not isinstance(g, sp.Lambda) or len(g.variables) != 1:
         return None
     f, d, lo, hi = _parts(e)
-    if not _inside(local, d, lo, hi).equal(f, g(d + 1) - g(d)):
+    if not local.prove(rel.Ge(hi, lo - 1)) or not _inside(local, d, lo, hi).equal(f, g(d + 1) - g(d)):
         return None
+    k = _index()
+    for o in obligations(g(k)):  # g at lo..hi + 1 must be defined
+        if o.condition is None or not local.ctx.prove(o.condition, local.ranges + ((k, lo, hi + 1),) + o.ranges,
+                                                      local.hidden | o.hidden, local.facts):
+            return None
     return g(hi + 1) - g(lo)
 
 
