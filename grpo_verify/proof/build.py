@@ -6,6 +6,8 @@ from typing import Callable
 
 import sympy as sp
 
+from grpo_verify.proof.terms import expand_computations  # noqa: F401 - re-exported
+
 
 def as_written(build: Callable[[], sp.Basic]) -> sp.Basic:
     """Build an expression with SymPy's automatic evaluation off.
@@ -40,16 +42,6 @@ def computation(name: str, latex: str, compute: Callable[..., sp.Basic]) -> type
 
     return type(name, (sp.Function,), {"built": built, "computation": True, "_latex": _latex,
                                        "eval": classmethod(lambda cls, *args: None)})
-
-
-def expand_computations(e):
-    """``e`` with every ``computation`` node replaced by the expression it builds: the statement the kernel
-    checks (the print shows the node's LaTeX)."""
-    if isinstance(e, sp.MatrixBase):
-        return sp.ImmutableMatrix(e.rows, e.cols, [expand_computations(x) for x in e])
-    if not isinstance(e, sp.Basic) or not any(getattr(n, "computation", False) for n in sp.preorder_traversal(e)):
-        return e
-    return e.replace(lambda n: getattr(n, "computation", False), lambda n: n.built())
 
 
 def propose(e, *rules):

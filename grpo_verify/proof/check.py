@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from grpo_verify.proof import relations as rel
 
+from grpo_verify.proof import relations as rel
 from grpo_verify.proof import theorem as K
 from grpo_verify.proof.build import expand_computations as built
 from grpo_verify.proof.status import Status, weakest
@@ -118,6 +118,7 @@ def _check(result, start, stop_at_failure) -> ResultReport:
                             (StepReport(1, "independent evaluator", result.relation, Status.REFUTED,
                                         time.perf_counter() - start, verdict.text, "exact evaluation"),),
                             time.perf_counter() - start, "symbolic", "", (), (), (), verdict.text)
+    model = None
     if ctx.hyps:
         model = find_model(result, ctx)
         if model is None:
@@ -126,38 +127,45 @@ def _check(result, start, stop_at_failure) -> ResultReport:
         consistency = f"consistent: every assumption holds exactly at {describe(model)}"
     else:
         consistency = "no assumptions beyond the declared domains of the symbols"
-    contexts = [(ctx, "symbolic", [])]
+
+    def finished(status, reports, theorems, scope, values):
+        # the kernel's last word: each theorem states the result under its assumptions, which have the model
+        if status.passed and not all(K.proves(result, t, model, v) for t, v in zip(theorems, values)):
+            reports = reports + [StepReport(len(reports) + 1, "statement", result.relation, Status.UNPROVED, 0.0,
+                                            "the theorem does not state this result under its assumptions")]
+            status, theorems = Status.UNPROVED, []
+        used = set().union(*[t.rules for t in theorems]) if theorems else set()
+        return _report(result, start, status, reports, theorems, scope, consistency, used, verdict.text)
+
     if result.for_each is not None:
         contexts = _instances(ctx, result.for_each)
         if not contexts:
             return _fail(result, start, f"no value of {result.for_each.describe()} satisfies the assumptions",
                          consistency, verdict.text)
-    reports, theorems, used = [], [], set()
-    for here, scope, extra in contexts:
-        thm, step_reports = _prove(result, here, extra, stop_at_failure, verdict.links)
-        reports += step_reports
-        if thm is None and result.fallback is not None and scope == "symbolic":
-            fallback = _instances(ctx, result.fallback)
-            fall = [_prove(result, c, e, stop_at_failure) for c, _s, e in fallback]
-            if fall and all(t is not None for t, _r in fall):
-                reports = [StepReport(1, "for each value", result.relation, Status.PROVED_FOR_RANGE, 0.0,
-                                      f"decided for each {result.fallback.describe()}")]
-                theorems = [t for t, _r in fall]
-                scopes = [result.fallback.describe()]
-                used = set().union(*[t.rules for t in theorems])
-                return _report(result, start, Status.PROVED_FOR_RANGE, reports, theorems, scopes[0], consistency,
-                               used, verdict.text)
-        if thm is None:
-            return _report(result, start, Status.UNPROVED, reports, [], scope, consistency, used, verdict.text)
-        if not K.establishes(thm, here.hyps, built(result.lhs), result.relation, built(result.rhs)):
-            reports.append(StepReport(len(reports) + 1, "chain relation", result.relation, Status.UNPROVED, 0.0,
-                                      f"the steps establish {thm.relation!r}, not the stated {result.relation!r}"))
-            return _report(result, start, Status.UNPROVED, reports, [], scope, consistency, used, verdict.text)
-        theorems.append(thm)
-        used |= thm.rules
-    status = Status.PROVED_FOR_RANGE if result.for_each is not None else Status.PROVED
-    scope = result.for_each.describe() if result.for_each is not None else "symbolic"
-    return _report(result, start, status, reports, theorems, scope, consistency, used, verdict.text)
+        reports, theorems = [], []
+        for here, _scope, extra, value in contexts:
+            thm, step_reports = _prove(result, here, extra, stop_at_failure, verdict.links)
+            reports += step_reports
+            if thm is None:
+                return finished(Status.UNPROVED, reports, [], f"{result.for_each.symbol} = {value}", [])
+            theorems.append((thm, value))
+        return finished(Status.PROVED_FOR_RANGE, reports, [t for t, _v in theorems], result.for_each.describe(),
+                        [v for _t, v in theorems])
+    thm, reports = _prove(result, ctx, [], stop_at_failure, verdict.links)
+    if thm is None and result.fallback is not None:
+        fall = [(_prove(result, c, e, stop_at_failure), v) for c, _s, e, v in _instances(ctx, result.fallback)]
+        if fall and all(t is not None for (t, _r), _v in fall):
+            reports = [StepReport(1, "for each value", result.relation, Status.PROVED_FOR_RANGE, 0.0,
+                                  f"decided for each {result.fallback.describe()}")]
+            return finished(Status.PROVED_FOR_RANGE, reports, [t for (t, _r), _v in fall], result.fallback.describe(),
+                            [v for _f, v in fall])
+    if thm is None:
+        return finished(Status.UNPROVED, reports, [], "symbolic", [])
+    if not K.establishes(thm, ctx.hyps, built(result.lhs), result.relation, built(result.rhs)):
+        reports.append(StepReport(len(reports) + 1, "chain relation", result.relation, Status.UNPROVED, 0.0,
+                                  f"the steps establish {thm.relation!r}, not the stated {result.relation!r}"))
+        return finished(Status.UNPROVED, reports, [], "symbolic", [])
+    return finished(Status.PROVED, reports, [thm], "symbolic", [None])
 
 
 def _report(result, start, status, reports, theorems, scope, consistency, used, evaluation) -> ResultReport:
@@ -178,7 +186,7 @@ def _instances(ctx, for_each):
             continue  # the assumptions exclude this value
         pin = K.Hyp(canon(rel.Eq(symbol, v)))
         here = ctx.with_hyps([pin])
-        out.append((here, f"{symbol} = {value}", [K.cite(here, pin, name=f"{symbol} = {value}")]))
+        out.append((here, f"{symbol} = {value}", [K.cite(here, pin, name=f"{symbol} = {value}")], value))
     return out
 
 

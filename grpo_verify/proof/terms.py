@@ -261,6 +261,16 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
     return _rebuilt(e, args) if args != list(e.args) else e
 
 
+def expand_computations(e):
+    """``e`` with every ``computation`` node replaced by the expression it builds: the statement the kernel
+    checks (the print shows the node's LaTeX)."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.rows, e.cols, [expand_computations(x) for x in e])
+    if not isinstance(e, sp.Basic) or not any(getattr(n, "computation", False) for n in sp.preorder_traversal(e)):
+        return e
+    return e.replace(lambda n: getattr(n, "computation", False), lambda n: n.built())
+
+
 # -- free variables and substitution ---------------------------------------------------------------
 
 def bound_of(e) -> tuple:

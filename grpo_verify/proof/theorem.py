@@ -27,7 +27,7 @@ from grpo_verify.proof import arith, definedness, rules as R
 from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
 from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in
-from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, free_symbols,
+from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, expand_computations, free_symbols,
                                      integer_valued, subst)
 
 _TOKEN = object()
@@ -168,17 +168,22 @@ class Theorem:
 
 # -- citations -----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
 class Cited:
-    """A statement usable in a step of the context it was discharged in: an equation rewrites, any other
-    relation is a fact. ``pattern``: variables the statement holds for every value of (of their declared
-    type), so that it may rewrite where they are bound (inside a derivative in them)."""
+    """A statement usable in a step under the hypotheses it was discharged from (made only by ``cite``): an
+    equation rewrites, any other relation is a fact. ``pattern``: variables the statement holds for every
+    value of (of their declared type), so that it may rewrite where they are bound (inside a derivative)."""
 
-    lhs: sp.Basic
-    relation: str
-    rhs: sp.Basic
-    pattern: tuple = ()
-    name: str = ""
+    __slots__ = ("lhs", "relation", "rhs", "pattern", "name", "hyps")
+
+    def __init__(self, token, lhs, relation, rhs, pattern, name, hyps):
+        if token is not _TOKEN:
+            raise KernelError("a citation is made only by theorem.cite")
+        for key, value in (("lhs", lhs), ("relation", relation), ("rhs", rhs), ("pattern", tuple(pattern)),
+                           ("name", name), ("hyps", frozenset(hyps))):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key, value):
+        raise AttributeError("a citation is immutable")
 
 
 _RELATIONS = rel.BY_NAME
@@ -202,7 +207,7 @@ def cite(ctx: Context, source, values: dict | None = None, name: str = "") -> Ci
         relation = {sp.Eq: "=", sp.Ne: "!=", sp.Lt: "<", sp.Le: "<=", sp.Gt: ">", sp.Ge: ">="}.get(type(f))
         if relation is None:
             raise Unproved(f"{name}: only a relation can be cited")
-        return Cited(f.lhs, relation, f.rhs, tuple(source.every), name)
+        return Cited(_TOKEN, f.lhs, relation, f.rhs, tuple(source.every), name, ctx.hyps)
     if not isinstance(source, Theorem):
         raise Unproved(f"{name}: only theorems and hypotheses can be cited")
     values = {canon(k): canon(sp.sympify(v)) for k, v in (values or {}).items()}
@@ -238,7 +243,7 @@ def cite(ctx: Context, source, values: dict | None = None, name: str = "") -> Ci
     pattern = tuple(sorted((v for v in free - mentioned - set(values)
                             if v.is_integer is not True and (v.is_positive or v.is_negative or not (
                                 v.is_nonnegative or v.is_nonpositive))), key=str))
-    return Cited(lhs, source.relation, rhs, pattern, name)
+    return Cited(_TOKEN, lhs, source.relation, rhs, pattern, name, ctx.hyps)
 
 
 def _covered(ctx: Context, h: Hyp) -> bool:
@@ -367,6 +372,8 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
     if any(not isinstance(r, R.Rule) or R.RULES.get(r.name) is None or R.RULES[r.name].fn is not r.fn
            for r in rules):
         raise Unproved("a step names something that is not a registered kernel rule")
+    if any(not isinstance(c, Cited) or not c.hyps <= ctx.hyps for c in cited):
+        raise Unproved("a citation was not discharged under this step's hypotheses")
     check(previous, "a step"), check(nxt, "a step")
     declared: list = []
     a0, b0 = canon(previous, sink=declared), canon(nxt, sink=declared)
@@ -423,6 +430,24 @@ def establishes(theorem: Theorem, hyps, lhs, relation: str, rhs) -> bool:
     if canon(lhs) != theorem.lhs or canon(rhs) != theorem.rhs:
         return False
     return theorem.relation == relation or (theorem.relation, relation) in _IMPLIED
+
+
+def proves(result, theorem: Theorem, model, value=None) -> bool:
+    """The last check before a result is reported proved: ``theorem`` states the result's statement (its
+    computations written out) under hypotheses among the result's assumptions (and ``symbol = value`` for a
+    value the result lists, when it is checked value by value), and ``model`` satisfies those assumptions
+    (``None`` only when there are none)."""
+    ctx = Context([h for a in result.assumptions for h in hyps_of(a)])
+    if (model is None and ctx.hyps) or (model is not None and not has_model(ctx, model)):
+        return False
+    allowed = set(ctx.hyps)
+    if value is not None:
+        listed = result.for_each or result.fallback
+        if listed is None or value not in listed.values:
+            return False
+        allowed.add(Hyp(canon(rel.Eq(listed.symbol, sp.Integer(value)))))
+    return establishes(theorem, allowed, expand_computations(result.lhs), result.relation,
+                       expand_computations(result.rhs))
 
 
 # -- proof schemes -----------------------------------------------------------------------------------
