@@ -372,6 +372,8 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
     if any(not isinstance(r, R.Rule) or R.RULES.get(r.name) is None or R.RULES[r.name].fn is not r.fn
            for r in rules):
         raise Unproved("a step names something that is not a registered kernel rule")
+    if ctx.model is not None:
+        raise Unproved("a step is proved from hypotheses, never in a model")
     if any(not isinstance(c, Cited) or not c.hyps <= ctx.hyps for c in cited):
         raise Unproved("a citation was not discharged under this step's hypotheses")
     check(previous, "a step"), check(nxt, "a step")
