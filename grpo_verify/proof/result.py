@@ -14,8 +14,40 @@ from dataclasses import dataclass, field
 from typing import Union
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
-from grpo_verify.proof.terms import KernelError, validate
+from grpo_verify.proof.terms import KernelError
+
+_NOT_REAL = (sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)
+
+
+def validate(e, where: str) -> None:
+    """The checks made when a statement is built: exact numbers, real symbols, no infinities (the kernel's
+    ``check`` later refuses any operator it has no rules for)."""
+    if isinstance(e, (bool, int)):
+        return
+    if isinstance(e, float):
+        raise KernelError(f"{where}: the float {e!r} is not exact; write it as a Rational")
+    if isinstance(e, sp.MatrixBase):
+        for entry in e:
+            validate(entry, where)
+        return
+    if not isinstance(e, sp.Basic):
+        raise KernelError(f"{where}: {e!r} is not a SymPy expression")
+    for node in sp.preorder_traversal(e):
+        if isinstance(node, sp.Float):
+            raise KernelError(f"{where}: the float {node} is not exact (it is rounded); write it as a Rational")
+        if node in _NOT_REAL or (isinstance(node, sp.Number) and not node.is_real):
+            raise KernelError(f"{where}: {node} is not a real number")
+        if isinstance(node, sp.Symbol) and node.is_real is not True and not node.is_Boolean:
+            raise KernelError(f"{where}: the symbol {node} may be complex (SymPy's default); declare its domain, "
+                              f"e.g. Symbol({node.name!r}, real=True)")
+        if isinstance(node, sp.Indexed) and node.is_real is not True:
+            raise KernelError(f"{where}: {node} may be complex; declare IndexedBase({node.base}, real=True)")
+        if isinstance(node, AppliedUndef) and node.is_real is not True:
+            raise KernelError(f"{where}: the function {node.func} may be complex-valued; declare "
+                              f"Function({str(node.func)!r}, real=True)")
+
 
 Relation = str  # one of RELATIONS
 RELATIONS = ("=", "<=", ">=", "<", ">", "!=")

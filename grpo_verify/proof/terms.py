@@ -341,68 +341,7 @@ def subst(e, mapping: dict):
     return _rebuilt(e, args) if args != list(e.args) else e
 
 
-def replace_term(e, old, new):
-    """``e`` with every occurrence of the term ``old`` (compared canonically) replaced by ``new``, outside
-    binders that bind a free variable of ``old`` or ``new``. ``old`` may also be an Add or Mul whose terms
-    (factors) all occur in a larger Add (Mul) node."""
-    if isinstance(e, sp.MatrixBase):
-        return sp.ImmutableMatrix(e.rows, e.cols, [replace_term(x, old, new) for x in e])
-    reach = free_symbols(old) | free_symbols(new)
-    return _replace(e, old, new, reach)
-
-
-def _replace(e, old, new, reach):
-    if e == old:
-        return new
-    if not e.args or isinstance(e, sp.IndexedBase):
-        return e
-    if set(bound_of(e)) & reach:
-        return e
-    if isinstance(e, sp.Derivative) and any(v in reach for v, _ in e.variable_count):
-        return e
-    if type(e) is type(old) and isinstance(e, (sp.Add, sp.Mul)):
-        parts, have = list(old.args), list(e.args)
-        if all(p in have for p in parts):
-            rest = list(have)
-            for p in parts:
-                rest.remove(p)
-            return e.func(_replace(e.func(*rest), old, new, reach), new)
-    args = [_replace(a, old, new, reach) for a in e.args]
-    return _rebuilt(e, args) if args != list(e.args) else e
-
-
 def _rebuilt(e, args):
     from grpo_verify.proof.relations import rebuilt
 
     return rebuilt(e, args)
-
-
-_NOT_REAL = (sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I)
-
-
-def validate(e, where: str) -> None:
-    """The checks made when a statement is built: exact numbers, real symbols, no infinities (the kernel's
-    ``check`` later refuses any operator it has no rules for)."""
-    if isinstance(e, (bool, int)):
-        return
-    if isinstance(e, float):
-        raise KernelError(f"{where}: the float {e!r} is not exact; write it as a Rational")
-    if isinstance(e, sp.MatrixBase):
-        for entry in e:
-            validate(entry, where)
-        return
-    if not isinstance(e, sp.Basic):
-        raise KernelError(f"{where}: {e!r} is not a SymPy expression")
-    for node in sp.preorder_traversal(e):
-        if isinstance(node, sp.Float):
-            raise KernelError(f"{where}: the float {node} is not exact (it is rounded); write it as a Rational")
-        if node in _NOT_REAL or (isinstance(node, sp.Number) and not node.is_real):
-            raise KernelError(f"{where}: {node} is not a real number")
-        if isinstance(node, sp.Symbol) and node.is_real is not True and not node.is_Boolean:
-            raise KernelError(f"{where}: the symbol {node} may be complex (SymPy's default); declare its domain, "
-                              f"e.g. Symbol({node.name!r}, real=True)")
-        if isinstance(node, sp.Indexed) and node.is_real is not True:
-            raise KernelError(f"{where}: {node} may be complex; declare IndexedBase({node.base}, real=True)")
-        if isinstance(node, AppliedUndef) and node.is_real is not True:
-            raise KernelError(f"{where}: the function {node.func} may be complex-valued; declare "
-                              f"Function({str(node.func)!r}, real=True)")
