@@ -178,6 +178,12 @@ def canonical_dummy(kind: str, depth: int) -> sp.Dummy:
     return _CANON[key]
 
 
+def depth_of(e) -> int:
+    """One more than the deepest canonical dummy free in ``e`` (the depth at which ``e`` sits)."""
+    depths = [k + 1 for (kind, k), d in _CANON.items() if d in free_symbols(e)]
+    return max(depths, default=0)
+
+
 def sign_conditions(v, value) -> list:
     """What ``value`` must satisfy to stand for ``v`` given ``v``'s declared sign."""
     out = []
@@ -247,16 +253,25 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
         # values: the substitution is the evaluation
         point = [_canon(p, depth, ranges, sink) for p in e.point]
         inner = e.expr
-        if isinstance(inner, sp.Derivative) and tuple(dict.fromkeys(v for v, _ in inner.variable_count)) == tuple(
-                e.variables) and all(v == canonical_dummy("real", depth + k) for k, v in enumerate(e.variables)):
-            body = sp.Derivative(_canon(inner.expr, depth + len(e.variables), ranges, sink), *inner.variable_count)
-            return sp.Subs(body, e.variables, tuple(point))
+        if isinstance(inner, sp.Derivative) and set(v for v, _ in inner.variable_count) == set(e.variables) and \
+                len(set(e.variables)) == len(e.variables):
+            # a derivative at a point: its variables renamed, through fresh dummies, to this depth's
+            fresh = {v: sp.Dummy(real=True) for v in e.variables}
+            body = _canon(inner.expr.xreplace(fresh), depth + len(e.variables), ranges, sink)
+            new = {fresh[v]: canonical_dummy("real", depth + k) for k, v in enumerate(e.variables)}
+            counts = [(new[fresh[v]], c) for v, c in inner.variable_count]
+            sink += [(c, ranges) for v, p in zip(e.variables, point) for c in sign_conditions(v, p)]
+            return sp.Subs(sp.Derivative(body.xreplace(new), *counts), tuple(new[fresh[v]] for v in e.variables),
+                           tuple(point))
+        # the body is canonical one level down (where it sits, under the variables), the variables are
+        # substituted, and the result renumbered for this depth
         mapping = dict(zip(e.variables, point))
         local: list = []
-        out = subst(_canon(inner, depth, ranges, local), mapping)
-        sink += [(subst(c, mapping), r) for c, r in local]
+        out = subst(_canon(inner, depth + len(e.variables), ranges, local), mapping)
+        sink += [(subst(c, mapping), tuple((d, subst(lo, mapping), subst(hi, mapping)) for d, lo, hi in r))
+                 for c, r in local]
         sink += [(c, ranges) for v, p in mapping.items() for c in sign_conditions(v, p)]
-        return out
+        return _canon(out, depth, ranges, [])
     args = [_canon(a, depth, ranges, sink) for a in e.args]
     return _rebuilt(e, args) if args != list(e.args) else e
 

@@ -27,7 +27,8 @@ from grpo_verify.proof import arith, definedness, rules as R
 from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
 from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in
-from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, expand_computations, free_symbols,
+from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, depth_of, expand_computations,
+                                     free_symbols,
                                      integer_valued, subst)
 
 _TOKEN = object()
@@ -327,14 +328,24 @@ def atoms_of(e) -> set:
     return {e}
 
 
-def discharge_definedness(e, ctx: Context, rules) -> None:
+def discharge_definedness(e, ctx: Context, rules, eqs=()) -> None:
+    """Every definedness obligation of ``e``, proved where it sits, with the step's rules: its normal rules
+    and cited equations may rewrite the condition, its fact rules add what they prove about the atoms."""
+    normal = tuple(r for r in rules if r.kind == "normal")
     for o in definedness.obligations(e):
+        local = R.Local(ctx, o.ranges, o.hidden, depth_of(o.condition if o.kink is None else o.kink[0]),
+                        rules=normal)
         if o.kink is not None:
             f, variables, point = o.kink
-            local = R.Local(ctx, o.ranges, o.hidden, rules=rules)
             if point is None or len(point) != 1 or resolve_kinks(f, point[0][0], point[0][1], local) is None:
                 raise Unproved(f"not shown to be differentiable: {o.reason} in {sp.sstr(f)[:80]}")
-        elif not ctx.prove(o.condition, o.ranges, o.hidden):
+            continue
+        if ctx.prove(o.condition, o.ranges, o.hidden):
+            continue
+        condition = _transform(o.condition, local, eqs, [])
+        facts = R.facts(atoms_of(condition) | atoms_of(o.condition), local, rules)
+        if not (ctx.prove(condition, o.ranges, o.hidden, tuple(facts))
+                or ctx.prove(o.condition, o.ranges, o.hidden, tuple(facts))):
             raise Unproved(f"not shown to be defined: {o.reason} (needs {sp.sstr(o.condition)[:120]})")
 
 
@@ -383,10 +394,10 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
         if not ctx.prove(condition, ranges):
             raise Unproved(f"a bound variable's declaration is not met: needs {sp.sstr(condition)}")
     normal = tuple(r for r in rules if r.kind == "normal")
-    for side in (a0, b0):
-        discharge_definedness(side, ctx, normal)
-    local = R.Local(ctx, rules=normal)
     eqs = [c for c in cited if c.relation == "="]
+    for side in (a0, b0):
+        discharge_definedness(side, ctx, rules, eqs)
+    local = R.Local(ctx, rules=normal)
     given = [_RELATIONS[c.relation](c.lhs, c.rhs) for c in cited if c.relation != "="]
     directed = [r for r in rules if r.kind == "directed"]
     attempts = [(directed, []), ([], directed)] if directed else [([], [])]

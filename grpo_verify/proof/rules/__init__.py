@@ -156,6 +156,10 @@ def normalize(e, local: Local, rules=None, _depth: int = 0):
         if b is not a and b != a:
             new[n] = b
     e = rebuild(e, new)
+    if isinstance(e, sp.Subs) and not isinstance(e.expr, sp.Derivative):
+        e = canon(e, local.depth)  # a computed derivative's value at its point: the substitution itself
+        if not isinstance(e, sp.Basic) or not e.args:
+            return e
     for r in rules:
         out = r.fn(e, local, *r.args)
         if out is not None and out != e:
