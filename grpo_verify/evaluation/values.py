@@ -179,8 +179,8 @@ def sign(x) -> int:
 
 
 def _loop(e, point, bound):
-    (v, lo, hi), *rest = e.limits
-    body = type(e)(e.function, *rest) if rest else e.function
+    *inner, (v, lo, hi) = e.limits  # the last limit is the outermost
+    body = type(e)(e.function, *inner) if inner else e.function
     lo, hi = int(value(lo, point, bound)), int(value(hi, point, bound))
     if hi < lo - 1:
         raise Undefined("a reversed range")
@@ -248,8 +248,8 @@ def _explicit(e, point, bound, keep: set):
         index = tuple(int(value(i, point, bound)) for i in e.indices)
         return point.varying[e.base][index]
     if isinstance(e, (sp.Sum, sp.Product)):
-        (v, lo, hi), *rest = e.limits
-        body = type(e)(e.function, *rest) if rest else e.function
+        *inner, (v, lo, hi) = e.limits
+        body = type(e)(e.function, *inner) if inner else e.function
         lo, hi = int(value(lo, point, bound)), int(value(hi, point, bound))
         terms = [_explicit(body, point, {**bound, v: sp.Integer(k)}, keep) for k in range(lo, hi + 1)]
         return sp.Add(*terms) if isinstance(e, sp.Sum) else sp.Mul(*terms)
@@ -285,7 +285,10 @@ def _derivative_at(e, point, bound):
     if isinstance(variables[0], sp.Indexed):
         base = variables[0].base
         index = tuple(int(value(i, point, bound)) for i in variables[0].indices)
-        table = dict(point.families[base])
+        table = point.families.get(base)
+        if not isinstance(table, dict) or not table:
+            raise NoValue(f"no entries of {base} to differentiate in")
+        table = dict(table)
         xs = {k: sp.Dummy(f"x{k}") for k in table}
         here = point.with_varying(base, xs)
         f = _explicit(e.expr, here, bound, set(xs.values()))

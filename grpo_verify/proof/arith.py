@@ -45,9 +45,34 @@ def _atomize(e, table: dict, roots: dict):
             table[key] = sp.Dummy("a")
             roots[table[key]] = (base, q)
         return table[key] ** p
+    factored = _exponential(e)
+    if factored is not None:
+        return sp.Mul(*[_atomize(base, table, roots) ** k for base, k in factored])
     if e not in table:
         table[e] = sp.Dummy("a")
     return table[e]
+
+
+def _exponential(e):
+    """exp(sum k_i t_i) as [(exp(t_i), k_i)], and b**(sum k_i t_i + c) for a rational b > 0 as
+    [(b**t_i, k_i), (b**c, 1)], for integers k_i (exp(a + b) = exp(a) exp(b), exp(k a) = exp(a)**k; the same
+    for a positive base); None when there is nothing to split."""
+    if isinstance(e, sp.exp):
+        base, exponent = None, e.args[0]
+    elif isinstance(e, sp.Pow) and e.base.is_Rational and e.base > 0 and not e.exp.is_number:
+        base, exponent = e.base, e.exp
+    else:
+        return None
+    out = []
+    for term in sp.Add.make_args(exponent):
+        k, t = term.as_coeff_Mul()
+        if not k.is_Integer:
+            k, t = sp.Integer(1), term
+        power = sp.exp(t, evaluate=False) if base is None else sp.Pow(base, t, evaluate=False)
+        out.append((power, k))
+    if len(out) == 1 and out[0][1] == 1:
+        return None
+    return out
 
 
 def ring_zero(e) -> bool:
@@ -172,6 +197,13 @@ class _Z3:
             return out
         if isinstance(e, sp.KroneckerDelta):
             return z3.If(self.term(e.args[0]) == self.term(e.args[1]), z3.RealVal(1), z3.RealVal(0))
+        factored = _exponential(e)
+        if factored is not None:
+            out = z3.RealVal(1)
+            for base, k in factored:
+                t = self.term(base)
+                out = out * (_power(t, int(k)) if k >= 0 else 1 / _power(t, -int(k)))
+            return out
         fresh = e not in self.atoms
         a = self.var(e, integer_valued(e))
         if fresh:

@@ -25,7 +25,7 @@ import sympy as sp
 from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.operators import Expectation, SquareMatrix
-from grpo_verify.proof.terms import free_symbols, integer_valued
+from grpo_verify.proof.terms import free_symbols, integer_valued, outermost
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,11 @@ def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
     if not isinstance(e, sp.Basic) or not e.args or isinstance(e, sp.IndexedBase):
         return
     if isinstance(e, (sp.Sum, sp.Product)):
-        (d, lo, hi), = e.limits
+        body, d, lo, hi = outermost(e)
         _collect(lo, ranges, hidden, out)
         _collect(hi, ranges, hidden, out)
         need(rel.Ge(hi, lo - 1), f"the range of {sp.sstr(e)[:50]} is not reversed (hi >= lo - 1)")
-        _collect(e.function, ranges + ((d, lo, hi),), hidden, out)
+        _collect(body, ranges + ((d, lo, hi),), hidden, out)
         return
     if isinstance(e, SquareMatrix):
         n, entry = e.args

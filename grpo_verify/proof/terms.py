@@ -197,11 +197,32 @@ def sign_conditions(v, value) -> list:
 
 
 def canon(e, depth: int = 0, sink: list | None = None):
-    """The canonical form of a term (see the module docstring). A bound variable becomes a plain integer
-    (index) or real (variable) dummy; what its declaration said becomes an obligation appended to ``sink``
-    as (condition, ranges): a summation index declared positive needs a range from 1 on, the point of a
-    derivative in a positive variable must be positive (SymPy simplified the body with the declaration)."""
-    return _canon(e, depth, () , sink if sink is not None else [])
+    """The canonical form of a term (see the module docstring). Every node is rebuilt by its constructor
+    (a term written unevaluated gets SymPy's construction, relations stay unevaluated); a bound variable
+    becomes a plain integer (index) or real (variable) dummy named by its depth, renamed through a fresh
+    dummy so that no bound variable below is captured; what its declaration said becomes an obligation
+    appended to ``sink`` as (condition, ranges): a summation index declared positive needs a range from 1
+    on, the point of a derivative in a positive variable must be positive (SymPy built the body with the
+    declaration)."""
+    return _canon(e, depth, (), sink if sink is not None else [])
+
+
+def outermost(e):
+    """(body, index, lo, hi) of a sum or product: its last limit is the outermost; the body keeps the others."""
+    *inner, (v, lo, hi) = e.limits
+    return (type(e)(e.function, *inner) if inner else e.function), v, lo, hi
+
+
+def _renamed(body, old, new, depth, ranges, sink):
+    """``body`` canonical at ``depth`` with the bound variables ``old`` renamed to ``new``, through fresh
+    dummies (never capturing a variable bound inside)."""
+    fresh = [sp.Dummy(integer=True) if v.is_integer else sp.Dummy(real=True) for v in old]
+    local: list = []
+    inner = _canon(body.xreplace(dict(zip(old, fresh))), depth, ranges, local)
+    back = dict(zip(fresh, new))
+    sink += [(c.xreplace(back), tuple((d.xreplace(back), lo.xreplace(back), hi.xreplace(back)) for d, lo, hi in r))
+             for c, r in local]
+    return inner.xreplace(back)
 
 
 def _canon(e, depth: int, ranges: tuple, sink: list):
@@ -211,18 +232,12 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
     if not e.args:
         return e
     if isinstance(e, (sp.Sum, sp.Product)):
-        limits = list(e.limits)
-        if len(limits) > 1:  # nested single-index form, innermost first
-            body = e.function
-            for v, lo, hi in limits:
-                body = type(e)(body, (v, lo, hi))
-            return _canon(body, depth, ranges, sink)
-        (v, lo, hi), = limits
+        body, v, lo, hi = outermost(e)
         lo, hi = _canon(lo, depth, ranges, sink), _canon(hi, depth, ranges, sink)
         d = canonical_dummy("int", depth)
         sink += [(c, ranges) for c in sign_conditions(v, lo if (v.is_positive or v.is_nonnegative) else hi)]
-        body = _canon(e.function.xreplace({v: d}), depth + 1, ranges + ((d, lo, hi),), sink)
-        return type(e)(body, (d, lo, hi))
+        inner = _renamed(body, [v], [d], depth + 1, ranges + ((d, lo, hi),), sink)
+        return type(e)(inner, (d, lo, hi))
     if isinstance(e, SquareMatrix):
         n = _canon(e.args[0], depth, ranges, sink)
         entry = e.args[1]
@@ -230,50 +245,38 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
         for v in entry.variables:
             sink += [(c, ranges) for c in sign_conditions(v, sp.Integer(1) if (v.is_positive or v.is_nonnegative)
                                                           else n)]
-        inner = ranges + tuple((d, 1, n) for d in new)
-        body = _canon(entry.expr.xreplace(dict(zip(entry.variables, new))), depth + len(new), inner, sink)
+        body = _renamed(entry.expr, list(entry.variables), new, depth + len(new),
+                        ranges + tuple((d, 1, n) for d in new), sink)
         return SquareMatrix(n, sp.Lambda(tuple(new), body))
     if isinstance(e, sp.Lambda):
-        new = [canonical_dummy("int", depth + k) for k in range(len(e.variables))]
-        body = _canon(e.expr.xreplace(dict(zip(e.variables, new))), depth + len(new), ranges, sink)
-        return sp.Lambda(tuple(new), body)
+        new = [canonical_dummy("int" if v.is_integer else "real", depth + k) for k, v in enumerate(e.variables)]
+        return sp.Lambda(tuple(new), _renamed(e.expr, list(e.variables), new, depth + len(new), ranges, sink))
     if isinstance(e, sp.Derivative):
         pairs = list(e.variable_count)
-        if all(isinstance(v, sp.Symbol) for v, _ in pairs):
+        if all(isinstance(v, sp.Symbol) for v, _ in pairs):  # d f/dx at x: Subs(Derivative(f(d), d), d, x)
             vs = list(dict.fromkeys(v for v, _ in pairs))
-            new = {v: canonical_dummy("real", depth + k) for k, v in enumerate(vs)}
-            for v in vs:
-                sink += [(c, ranges) for c in sign_conditions(v, v)]
-            inner = sp.Derivative(_canon(e.expr.xreplace(new), depth + len(vs), ranges, sink),
-                                  *[(new[v], c) for v, c in pairs])
-            return sp.Subs(inner, tuple(new[v] for v in vs), tuple(vs))
+            return _canon(sp.Subs(e, tuple(vs), tuple(vs)), depth, ranges, sink)
         return sp.Derivative(_canon(e.expr, depth, ranges, sink), *[(_canon(v, depth, ranges, sink), c) for v, c in pairs])
     if isinstance(e, sp.Subs):
-        # every derivative in a symbol is in Subs form once canonical, so the variables occur only as
-        # values: the substitution is the evaluation
         point = [_canon(p, depth, ranges, sink) for p in e.point]
         inner = e.expr
+        sink += [(c, ranges) for v, p in zip(e.variables, point) for c in sign_conditions(v, p)]
         if isinstance(inner, sp.Derivative) and set(v for v, _ in inner.variable_count) == set(e.variables) and \
                 len(set(e.variables)) == len(e.variables):
-            # a derivative at a point: its variables renamed, through fresh dummies, to this depth's
-            fresh = {v: sp.Dummy(real=True) for v in e.variables}
-            body = _canon(inner.expr.xreplace(fresh), depth + len(e.variables), ranges, sink)
-            new = {fresh[v]: canonical_dummy("real", depth + k) for k, v in enumerate(e.variables)}
-            counts = [(new[fresh[v]], c) for v, c in inner.variable_count]
-            sink += [(c, ranges) for v, p in zip(e.variables, point) for c in sign_conditions(v, p)]
-            return sp.Subs(sp.Derivative(body.xreplace(new), *counts), tuple(new[fresh[v]] for v in e.variables),
+            # a derivative at a point: its variables renamed to this depth's
+            new = [canonical_dummy("real", depth + k) for k in range(len(e.variables))]
+            body = _renamed(inner.expr, list(e.variables), new, depth + len(new), ranges, sink)
+            rename = dict(zip(e.variables, new))
+            return sp.Subs(sp.Derivative(body, *[(rename[v], c) for v, c in inner.variable_count]), tuple(new),
                            tuple(point))
-        # the body is canonical one level down (where it sits, under the variables), the variables are
-        # substituted, and the result renumbered for this depth
-        mapping = dict(zip(e.variables, point))
+        # a value at a point: the substitution itself (the derivatives inside bind their own variables)
+        fresh = [sp.Dummy(real=True) for _ in e.variables]
         local: list = []
-        out = subst(_canon(inner, depth + len(e.variables), ranges, local), mapping)
-        sink += [(subst(c, mapping), tuple((d, subst(lo, mapping), subst(hi, mapping)) for d, lo, hi in r))
-                 for c, r in local]
-        sink += [(c, ranges) for v, p in mapping.items() for c in sign_conditions(v, p)]
-        return _canon(out, depth, ranges, [])
-    args = [_canon(a, depth, ranges, sink) for a in e.args]
-    return _rebuilt(e, args) if args != list(e.args) else e
+        body = _canon(inner.xreplace(dict(zip(e.variables, fresh))), depth, ranges, local)
+        at = dict(zip(fresh, point))
+        sink += [(subst(c, at), tuple((d, subst(lo, at), subst(hi, at)) for d, lo, hi in r)) for c, r in local]
+        return _canon(subst(body, at), depth, ranges, [])
+    return _rebuilt(e, [_canon(a, depth, ranges, sink) for a in e.args])
 
 
 def expand_computations(e):
@@ -291,7 +294,7 @@ def expand_computations(e):
 def bound_of(e) -> tuple:
     """The variables a binder node binds in its body."""
     if isinstance(e, (sp.Sum, sp.Product)):
-        return tuple(limit[0] for limit in e.limits)
+        return (e.limits[-1][0],)
     if isinstance(e, (sp.Lambda, sp.Subs)):
         return tuple(e.variables)
     return ()
@@ -307,8 +310,7 @@ def free_symbols(e) -> set:
     if isinstance(e, sp.IndexedBase):
         return set()
     if isinstance(e, (sp.Sum, sp.Product)):
-        (v, lo, hi), *rest = e.limits
-        inner = type(e)(e.function, *rest) if rest else e.function
+        inner, v, lo, hi = outermost(e)
         return (free_symbols(inner) - {v}) | free_symbols(lo) | free_symbols(hi)
     if isinstance(e, sp.Lambda):
         return free_symbols(e.expr) - set(e.variables)
@@ -345,15 +347,14 @@ def subst(e, mapping: dict):
         if reach & set(bound):
             raise KernelError(f"substitution would capture {sorted(map(str, reach & set(bound)))} in {e}")
         if isinstance(e, (sp.Sum, sp.Product)):
-            (v, lo, hi), *rest = e.limits
-            body = type(e)(e.function, *rest) if rest else e.function
+            body, v, lo, hi = outermost(e)
             return type(e)(subst(body, inner), (v, subst(lo, mapping), subst(hi, mapping)))
         if isinstance(e, sp.Lambda):
             return sp.Lambda(e.variables, subst(e.expr, inner))
         if isinstance(e, sp.Subs):
             return sp.Subs(subst(e.expr, inner), e.variables, tuple(subst(p, mapping) for p in e.point))
     args = [subst(a, mapping) for a in e.args]
-    return _rebuilt(e, args) if args != list(e.args) else e
+    return _rebuilt(e, args) if any(a is not b for a, b in zip(args, e.args)) else e
 
 
 def _rebuilt(e, args):

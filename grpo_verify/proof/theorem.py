@@ -331,10 +331,9 @@ def atoms_of(e) -> set:
 def discharge_definedness(e, ctx: Context, rules, eqs=()) -> None:
     """Every definedness obligation of ``e``, proved where it sits, with the step's rules: its normal rules
     and cited equations may rewrite the condition, its fact rules add what they prove about the atoms."""
-    normal = tuple(r for r in rules if r.kind == "normal")
     for o in definedness.obligations(e):
         local = R.Local(ctx, o.ranges, o.hidden, depth_of(o.condition if o.kink is None else o.kink[0]),
-                        rules=normal)
+                        rules=tuple(rules))
         if o.kink is not None:
             f, variables, point = o.kink
             if point is None or len(point) != 1 or resolve_kinks(f, point[0][0], point[0][1], local) is None:
@@ -342,8 +341,8 @@ def discharge_definedness(e, ctx: Context, rules, eqs=()) -> None:
             continue
         if ctx.prove(o.condition, o.ranges, o.hidden):
             continue
-        condition = _transform(o.condition, local, eqs, [])
-        facts = R.facts(atoms_of(condition) | atoms_of(o.condition), local, rules)
+        condition = _transform(canon(o.condition, local.depth), local, eqs, [])
+        facts = R.facts(atoms_of(condition) | atoms_of(canon(o.condition, local.depth)), local, rules)
         if not (ctx.prove(condition, o.ranges, o.hidden, tuple(facts))
                 or ctx.prove(o.condition, o.ranges, o.hidden, tuple(facts))):
             raise Unproved(f"not shown to be defined: {o.reason} (needs {sp.sstr(o.condition)[:120]})")
@@ -397,7 +396,7 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
     eqs = [c for c in cited if c.relation == "="]
     for side in (a0, b0):
         discharge_definedness(side, ctx, rules, eqs)
-    local = R.Local(ctx, rules=normal)
+    local = R.Local(ctx, rules=rules)
     given = [_RELATIONS[c.relation](c.lhs, c.rhs) for c in cited if c.relation != "="]
     directed = [r for r in rules if r.kind == "directed"]
     attempts = [(directed, []), ([], directed)] if directed else [([], [])]

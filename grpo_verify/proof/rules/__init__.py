@@ -27,7 +27,7 @@ import sympy as sp
 from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.operators import Expectation, SquareMatrix  # noqa: F401 - re-exported
-from grpo_verify.proof.terms import canon
+from grpo_verify.proof.terms import canon, outermost
 
 RULES: dict[str, "Rule"] = {}
 
@@ -73,7 +73,16 @@ class Local:
     facts: tuple = ()  # near the point of a derivative: the variable's sign there
 
     def prove(self, condition) -> bool:
-        return self.ctx.prove(sp.sympify(condition), self.ranges, self.hidden, self.facts)
+        """``condition`` where the node sits; the step's fact rules may add what they prove of its atoms."""
+        condition = sp.sympify(condition)
+        if self.ctx.prove(condition, self.ranges, self.hidden, self.facts):
+            return True
+        if not any(r.kind == "fact" for r in self.rules):
+            return False
+        from grpo_verify.proof.theorem import atoms_of
+
+        extra = facts(atoms_of(canon(condition, self.depth)), self, self.rules)
+        return bool(extra) and self.ctx.prove(condition, self.ranges, self.hidden, self.facts + tuple(extra))
 
     def equal(self, a, b) -> bool:
         """``a = b`` here, by the step's normal rules and the ring normal form."""
@@ -89,8 +98,8 @@ class Local:
 def children(e, local: Local):
     """(argument position, argument, its Local) for each argument of ``e``."""
     if isinstance(e, (sp.Sum, sp.Product)):
-        (d, lo, hi), = e.limits
-        yield 0, e.function, local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1)
+        body, d, lo, hi = outermost(e)
+        yield 0, body, local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1)
         return
     if isinstance(e, SquareMatrix):
         n, entry = e.args
@@ -127,8 +136,8 @@ def rebuild(e, new: dict):
     if not new:
         return e
     if isinstance(e, (sp.Sum, sp.Product)):
-        (d, lo, hi), = e.limits
-        return type(e)(new.get(0, e.function), (d, lo, hi))
+        body, d, lo, hi = outermost(e)
+        return type(e)(new.get(0, body), (d, lo, hi))
     if isinstance(e, SquareMatrix):
         return SquareMatrix(new.get(0, e.args[0]), new.get(1, e.args[1]))
     if isinstance(e, sp.Lambda):
@@ -153,7 +162,7 @@ def normalize(e, local: Local, rules=None, _depth: int = 0):
     new = {}
     for n, a, inner in children(e, local):
         b = normalize(a, inner, rules, _depth + 1) if isinstance(a, sp.Basic) else a
-        if b is not a and b != a:
+        if b is not a:
             new[n] = b
     e = rebuild(e, new)
     if isinstance(e, sp.Subs) and not isinstance(e.expr, sp.Derivative):

@@ -14,7 +14,7 @@ from grpo_verify.proof import relations as rel
 from sympy.core.function import AppliedUndef
 
 from grpo_verify.proof.rules import normalize, rule
-from grpo_verify.proof.terms import canon, free_symbols, integer_valued, subst
+from grpo_verify.proof.terms import canon, free_symbols, integer_valued, outermost, subst
 
 
 def _variable(e):
@@ -37,11 +37,19 @@ def _d(x, v):
 
 @rule("normal")
 def derivative_of_higher_order(e, local):
-    """d^n f / dx^n = d/dx (d^(n-1) f / dx^(n-1)); a derivative in several variables, one at a time."""
+    """d^n f / dx^n = d/dx (d^(n-1) f / dx^(n-1)); a derivative in several variables, one at a time (the inner
+    derivative as a value at the point, so that it is not merged back)."""
     if not isinstance(e, sp.Derivative) or _variable(e) is not None:
         return None
-    (v, n), *rest = e.variable_count
-    inner = sp.Derivative(e.expr, *rest, (v, n - 1)) if n > 1 else sp.Derivative(e.expr, *rest)
+    pairs = list(e.variable_count)
+    if not all(isinstance(v, sp.Symbol) for v, _ in pairs):
+        return None
+    *rest, (v, n) = pairs
+    counts = rest + ([(v, n - 1)] if n > 1 else [])
+    variables = list(dict.fromkeys(x for x, _ in counts))
+    fresh = {x: sp.Dummy(real=True) for x in variables}
+    inner = sp.Subs(sp.Derivative(e.expr.xreplace(fresh), *[(fresh[x], c) for x, c in counts]),
+                    tuple(fresh[x] for x in variables), tuple(variables))
     return sp.Derivative(inner, v)
 
 
@@ -75,9 +83,9 @@ def derivative_of_a_sum(e, local):
     if isinstance(f, sp.Add):
         return sp.Add(*[_d(a, v) for a in f.args])
     if isinstance(f, sp.Sum):
-        (j, lo, hi), = f.limits
+        body, j, lo, hi = outermost(f)
         if not (depends(lo, v) or depends(hi, v)):
-            return sp.Sum(_d(f.function, v), (j, lo, hi))
+            return sp.Sum(_d(body, v), (j, lo, hi))
     return None
 
 

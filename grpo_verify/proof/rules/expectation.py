@@ -9,7 +9,7 @@ from sympy.utilities.iterables import multiset_partitions
 from grpo_verify.proof.arith import expand_in_atoms
 from grpo_verify.proof.operators import Expectation, IidExpectation
 from grpo_verify.proof.rules import rule
-from grpo_verify.proof.terms import free_symbols, subst
+from grpo_verify.proof.terms import free_symbols, outermost, subst
 
 
 def random_in(x, bases) -> bool:
@@ -33,13 +33,13 @@ def expectation_linearity(e, local):
     for term in terms:
         const = sp.Mul(*[f for f in sp.Mul.make_args(term) if not random_in(f, bases)])
         rand = [f for f in sp.Mul.make_args(term) if random_in(f, bases)]
-        sums = [f for f in rand if isinstance(f, sp.Sum) and not random_in(sp.Tuple(*f.limits[0][1:]), bases)]
+        sums = [f for f in rand if isinstance(f, sp.Sum) and not random_in(sp.Tuple(*f.limits[-1][1:]), bases)]
         if sums:
             s = sums[0]
-            (d, lo, hi), = s.limits
+            body, d, lo, hi = outermost(s)
             j = sp.Dummy("j", integer=True)
             rest = sp.Mul(*[f for f in rand if f is not s])
-            out.append(const * sp.Sum(e.func(rest * subst(s.function, {d: j})), (j, lo, hi)))
+            out.append(const * sp.Sum(e.func(rest * subst(body, {d: j})), (j, lo, hi)))
         else:
             out.append(const * (e.func(sp.Mul(*rand)) if rand else 1))
     new = sp.Add(*out)
@@ -48,7 +48,7 @@ def expectation_linearity(e, local):
 
 def _rollout_body(total, bases):
     """f(r_1, g_1) for Sum(f(r_v, g_v), (v, 1, n)), or None if the body reaches another rollout or v."""
-    if not isinstance(total, sp.Sum):
+    if not isinstance(total, sp.Sum) or len(total.limits) != 1:
         return None
     (v, lo, _hi), = total.limits
     quantities = [a for a in sp.preorder_traversal(total.function) if isinstance(a, sp.Indexed) and a.base in bases]

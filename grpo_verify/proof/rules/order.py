@@ -7,7 +7,7 @@ import sympy as sp
 from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.rules import rule
-from grpo_verify.proof.terms import integer_valued
+from grpo_verify.proof.terms import integer_valued, outermost
 
 
 @rule("fact")
@@ -18,9 +18,8 @@ def sum_of_signed_terms(atoms, local):
     for a in atoms:
         if not isinstance(a, (sp.Sum, sp.Product)):
             continue
-        (d, lo, hi), = a.limits
+        f, d, lo, hi = outermost(a)
         inner = local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1)
-        f = a.function
         if isinstance(a, sp.Product):
             if inner.prove(rel.Gt(f, 0)):
                 out.append(rel.Gt(a, 0))

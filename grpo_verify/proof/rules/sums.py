@@ -14,7 +14,7 @@ from grpo_verify.proof import relations as rel
 from grpo_verify.proof.arith import expand_in_atoms, ring_zero
 from grpo_verify.proof.definedness import obligations
 from grpo_verify.proof.rules import rule
-from grpo_verify.proof.terms import free_symbols, integer_valued, subst
+from grpo_verify.proof.terms import free_symbols, integer_valued, outermost, subst
 
 
 def _index():
@@ -22,8 +22,7 @@ def _index():
 
 
 def _parts(e):
-    (d, lo, hi), = e.limits
-    return e.function, d, lo, hi
+    return outermost(e)
 
 
 def _split(term, d):
