@@ -21,8 +21,7 @@ in a Remark from these two facts.
 import sympy as sp
 
 from .notation import R, advantage, eps, i, r, sample_std, t
-from grpo_verify.proof import Assumption, Remark, Result
-from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+from grpo_verify.proof import Assumption, MatrixRank, Remark, Result, SquareMatrix, as_written, computation, rules
 
 # -- symbols local to this family -----------------------------------------------------------------
 u = sp.Symbol("u", integer=True, positive=True)  # position summed over in a return-to-go
@@ -72,7 +71,7 @@ undiscounted_return_to_go_of_outcome_reward_is_final_reward = Result(
     rhs=r[i],
     assumptions=(VALID, OUTCOME_ONLY),
     rule="the delta picks $u = T_i$, which lies in $[t, T_i]$",
-    using=(VALID,),
+    using=(VALID,), by=(rules.sum_of_a_delta,),
 )
 
 normalised_return_to_go_equals_sequence_advantage_under_outcome_reward = Result(
@@ -84,7 +83,7 @@ normalised_return_to_go_equals_sequence_advantage_under_outcome_reward = Result(
     assumptions=(VALID, OUTCOME_ONLY, Assumption("$R \\ge 2$", R >= 2, context=True), SCALE_POSITIVE),
     rule="the delta picks $u = T_i$, which lies in $[t, T_i]$",
     why="The only nonzero normalised reward of rollout $i$ is $(r_i - \\bar r)/(s + \\epsilon) = A_i$, at $u = T_i$.",
-    using=(VALID,),
+    using=(VALID,), by=(rules.sum_of_a_delta,),
 )
 
 # -- contrast 1: discounting --------------------------------------------------------------------------
@@ -95,15 +94,15 @@ discounted_return_to_go_of_outcome_reward_is_gamma_power = Result(
     rhs=gamma ** (T_i - t) * r[i],
     assumptions=(VALID, OUTCOME_ONLY),
     rule="the delta picks $u = T_i$",
-    using=(VALID,),
+    using=(VALID,), by=(rules.sum_of_a_delta,),
 )
 
 discounted_return_to_go_differs_along_completion = Result(
     name="discounted_return_to_go_differs_along_completion",
     doc="For $\\gamma = 1/2$, $T_i = 3$ and any nonzero $r_i$ the discounted return-to-go at $t = 1$ "
         "($\\gamma^2 r_i$) differs from the one at $t = 3$ ($r_i$).",
-    lhs=(gamma ** (T_i - t) * reward_nonzero).subs({gamma: sp.Rational(1, 2), T_i: 3, t: 1}),
-    rhs=(gamma ** (T_i - t) * reward_nonzero).subs({gamma: sp.Rational(1, 2), T_i: 3, t: 3}),
+    lhs=sp.Subs(gamma ** (T_i - t) * reward_nonzero, (gamma, T_i, t), (sp.Rational(1, 2), 3, 1)),
+    rhs=sp.Subs(gamma ** (T_i - t) * reward_nonzero, (gamma, T_i, t), (sp.Rational(1, 2), 3, 3)),
     relation="!=",
     assumptions=(Assumption("$r_i \\ne 0$", context=True),),
     rule="exact evaluation", why="$r_i/4 - r_i = -3 r_i/4 \\ne 0$.",
@@ -130,6 +129,11 @@ def gae(pos: int) -> sp.Expr:
     return sp.Sum((gamma * lam) ** ell * _td_error(pos + ell), (ell, 0, GAE_T - pos))
 
 
+def gae_at(pos: int, discount: sp.Basic, trace: sp.Basic) -> sp.Expr:
+    """gae(pos) at $\\gamma$ = discount, $\\lambda$ = trace, the substitution left to the kernel (a ``Subs``)."""
+    return sp.Subs(gae(pos), (gamma, lam), (discount, trace))
+
+
 GAE_SETTING = Assumption("a completion of length $T = 3$ with per-step rewards $r_u$ and critic values $V_u$",
                          context=True)
 
@@ -142,35 +146,36 @@ gae_satisfies_backward_recursion = Result(
                             _td_error(3)]),
     assumptions=(GAE_SETTING, TERMINAL_VALUE),
     rule="split off the $l = 0$ term and shift the index",
-    using=(TERMINAL_VALUE,),
+    why="Both sides written out: three, two and one terms.",
+    using=(TERMINAL_VALUE,), by=(rules.sum_with_numeric_limits_is_written_out,),
 )
 
 gae_with_unit_gamma_lambda_is_return_to_go_minus_value = Result(
     name="gae_with_unit_gamma_lambda_is_return_to_go_minus_value",
     doc="With $\\gamma = \\lambda = 1$ the GAE advantage telescopes to $\\sum_{u \\ge t} r_u - V_t$ ($T = 3$).",
-    lhs=sp.ImmutableMatrix([gae(1), gae(2), gae(3)]).subs({gamma: 1, lam: 1}),
+    lhs=sp.ImmutableMatrix([gae_at(1, 1, 1), gae_at(2, 1, 1), gae_at(3, 1, 1)]),
     rhs=sp.ImmutableMatrix([sum(step_reward[v] for v in range(p, GAE_T + 1)) - V[p] for p in (1, 2, 3)]),
     assumptions=(GAE_SETTING, TERMINAL_VALUE),
-    rule="telescoping sum",
-    using=(TERMINAL_VALUE,),
+    rule="telescoping sum", why="Written out, the values $V_{u+1} - V_u$ telescope to $-V_t$ ($V_4 = 0$).",
+    using=(TERMINAL_VALUE,), by=(rules.sum_with_numeric_limits_is_written_out,),
 )
 
 _outcome_only_constant_critic = {step_reward[1]: 0, step_reward[2]: 0, step_reward[3]: 1,
                                  V[1]: sp.Rational(1, 2), V[2]: sp.Rational(1, 2), V[3]: sp.Rational(1, 2),
                                  V[4]: 0}
-_outcome_only_parameters = {gamma: 1, lam: sp.Rational(1, 2)}
+_outcome_only_parameters = (sp.Integer(1), sp.Rational(1, 2))  # (gamma, lambda)
 OUTCOME_ONLY_CONSTANT_CRITIC = _setting(_outcome_only_constant_critic, "outcome-only reward, constant critic")
 
 gae_token_advantages_differ_under_outcome_reward = Result(
     name="gae_token_advantages_differ_under_outcome_reward",
     doc="Even with an outcome-only reward ($r_1 = r_2 = 0$, $r_3 = 1$) and a constant critic $V_t = 1/2$, "
         "GAE with $\\gamma = 1$, $\\lambda = 1/2$ gives $A_1 = 1/8 \\ne A_2 = 1/4$ ($A_3 = 1/2$).",
-    lhs=gae(1).subs(_outcome_only_parameters),
-    rhs=gae(2).subs(_outcome_only_parameters),
+    lhs=gae_at(1, *_outcome_only_parameters),
+    rhs=gae_at(2, *_outcome_only_parameters),
     relation="!=",
     assumptions=(GAE_SETTING, *OUTCOME_ONLY_CONSTANT_CRITIC),
     rule="exact evaluation", why="$\\delta_1 = \\delta_2 = 0$, $\\delta_3 = 1/2$, so $A_t = \\lambda^{3-t}/2$.",
-    using=OUTCOME_ONLY_CONSTANT_CRITIC,
+    using=OUTCOME_ONLY_CONSTANT_CRITIC, by=(rules.sum_with_numeric_limits_is_written_out,),
 )
 
 _per_step_rewards_no_critic = {step_reward[1]: 1, step_reward[2]: 0, step_reward[3]: 0,
@@ -181,12 +186,12 @@ gae_token_advantages_differ_under_per_step_rewards = Result(
     name="gae_token_advantages_differ_under_per_step_rewards",
     doc="With per-step rewards $(1, 0, 0)$, no critic and $\\gamma = \\lambda = 1$, GAE gives $A_1 = 1 \\ne A_2 = 0$: "
         "the token credit follows where the reward was earned.",
-    lhs=gae(1).subs({gamma: 1, lam: 1}),
-    rhs=gae(2).subs({gamma: 1, lam: 1}),
+    lhs=gae_at(1, 1, 1),
+    rhs=gae_at(2, 1, 1),
     relation="!=",
     assumptions=(GAE_SETTING, *PER_STEP_REWARDS_NO_CRITIC),
     rule="exact evaluation", why="$A_t = \\sum_{u \\ge t} r_u$.",
-    using=PER_STEP_REWARDS_NO_CRITIC,
+    using=PER_STEP_REWARDS_NO_CRITIC, by=(rules.sum_with_numeric_limits_is_written_out,),
 )
 
 # -- the rank of the token-advantage matrix -------------------------------------------------------------
@@ -198,20 +203,36 @@ prefix_indicator_rows_of_distinct_lengths_are_independent = Result(
     rhs=T,
     rule="the rank of a triangular matrix with a nonzero diagonal",
     why="$P_T$ is lower triangular (entry $(l, u)$ is 0 for $u > l$) with unit diagonal, so $\\det P_T = 1$.",
+    by=(rules.rank_of_a_triangular_matrix,),
 )
 
 
-def token_advantage_matrix(rewards: tuple, lengths: tuple, stabiliser: sp.Expr = sp.Integer(0)) -> sp.ImmutableMatrix:
-    """The R x max(lengths) matrix with entries A_i m_{i,t}, A_i the sample-std GRPO advantage."""
-    size = len(rewards)
-    values = {r[q + 1]: sp.nsimplify(v) for q, v in enumerate(rewards)}
-    adv = [(advantage(q, sample_std(r, size), r, size, eps).doit().subs(values).subs(eps, stabiliser))
-           for q in range(1, size + 1)]
-    adv = [sp.radsimp(sp.nsimplify(sp.simplify(a))) for a in adv]
-    return sp.ImmutableMatrix(size, max(lengths),
-                              lambda row, col: adv[row] if col < lengths[row] else 0)
+def _token_advantage_entries(rewards: sp.Tuple, lengths: sp.Tuple, stabiliser: sp.Basic) -> sp.ImmutableMatrix:
+    """The R x max(lengths) matrix with entries A_i m_{i,t}: A_i the sample-std GRPO advantage of the explicit
+    rewards, $(r_i - \\bar r)/(s + \\epsilon)$ with the group sums written out, unevaluated (the kernel does the
+    arithmetic), where $t \\le |o_i|$ (the mask $m_{i,t} = 1$), and 0 elsewhere."""
+    size, width = len(rewards), int(max(lengths))
+
+    def build():
+        mean = sp.Add(*rewards) / size
+        std = sp.sqrt(sp.Add(*[(v - mean) ** 2 for v in rewards]) / (size - 1))
+        adv = [(v - mean) / (std + stabiliser) for v in rewards]
+        return sp.ImmutableMatrix(size, width, lambda row, col: adv[row] if col < lengths[row] else 0)
+    return as_written(build)
 
 
+TOKEN_ADVANTAGE_MATRIX = computation(
+    "TokenAdvantageMatrix", r"\left(A_i m_{i,t}\right)_{r = #1,\ |o| = #2,\ \epsilon = #3}", _token_advantage_entries)
+
+
+def token_advantage_matrix(rewards: tuple, lengths: tuple, stabiliser: sp.Expr = sp.Integer(0)) -> sp.Basic:
+    """The R x max(lengths) matrix with entries A_i m_{i,t}, A_i the sample-std GRPO advantage (a computation
+    the checker writes out, ``_token_advantage_entries``)."""
+    return TOKEN_ADVANTAGE_MATRIX(sp.Tuple(*[sp.nsimplify(v) for v in rewards]), sp.Tuple(*lengths),
+                                  sp.sympify(stabiliser))
+
+
+RANK_RULES = (rules.rank_of_an_explicit_matrix,)
 RANK_SETTING = Assumption("$R = 4$ rollouts, sample-std advantages, entries $A_i m_{i,t}$ of the "
                           "token-advantage matrix")
 
@@ -222,7 +243,7 @@ token_advantage_matrix_rank_is_three_for_three_distinct_lengths = Result(
     lhs=MatrixRank(token_advantage_matrix((1, 0, 1, 0), (3, 3, 5, 2))),
     rhs=sp.Integer(3),
     assumptions=(RANK_SETTING,),
-    rule="exact rank",
+    rule="exact rank", by=RANK_RULES,
 )
 
 token_advantage_matrix_rank_ignores_zero_advantage_rollouts = Result(
@@ -233,7 +254,7 @@ token_advantage_matrix_rank_ignores_zero_advantage_rollouts = Result(
     lhs=MatrixRank(token_advantage_matrix((0, 3, 1, 0), (3, 3, 5, 2))),
     rhs=sp.Integer(2),
     assumptions=(RANK_SETTING,),
-    rule="exact rank",
+    rule="exact rank", by=RANK_RULES,
 )
 
 token_advantage_matrix_rank_is_one_for_equal_lengths = Result(
@@ -242,7 +263,7 @@ token_advantage_matrix_rank_is_one_for_equal_lengths = Result(
     lhs=MatrixRank(token_advantage_matrix((1, 0, 1, 0), (4, 4, 4, 4))),
     rhs=sp.Integer(1),
     assumptions=(RANK_SETTING,),
-    rule="exact rank",
+    rule="exact rank", by=RANK_RULES,
 )
 
 token_advantage_matrix_rank_is_zero_for_equal_rewards = Result(
@@ -252,7 +273,7 @@ token_advantage_matrix_rank_is_zero_for_equal_rewards = Result(
     lhs=MatrixRank(token_advantage_matrix((1, 1, 1, 1), (3, 3, 5, 2), sp.Rational(1, 10000))),
     rhs=sp.Integer(0),
     assumptions=(RANK_SETTING,),
-    rule="exact rank",
+    rule="exact rank", by=RANK_RULES,
 )
 
 token_advantage_matrix_rank_is_number_of_distinct_active_lengths = Remark(

@@ -22,7 +22,8 @@ indicator $Z$, so $\\operatorname{rank}(G) \\le 2$, $\\operatorname{rank}(\\oper
 and the centred $G$ has rank at most 1 (each centred row is a multiple of $\\bar g_C - \\bar g_W$, proved
 symbolically in $k$ and $R$; the factorisations are checked exactly for $R = 4$ and $R = 8$). The
 Roy-Vetterli effective rank of a rank-2 matrix lies in $[1, 2]$: $0 \\le H \\le \\log 2$ is proved (the upper
-end by the mean value theorem about $x = 1/2$, the slope's sign from $\\log t \\le t - 1$ of D2); it equals
+end from $\\log t \\le t - 1$ of D2 at $t = 1/(2x)$ and $t = 1/(2(1 - x))$; the slope of $H$,
+$\\log(1 - x) - \\log x$, is bounded by $(1 - 2x)/x$ and $(1 - 2x)/(1 - x)$, from the same inequality); it equals
 2 only for equal singular values, and a concrete two-cluster instance with
 distinct class directions has unequal singular values. $R = 2$ is trivially rank $\\le 2$.
 
@@ -39,8 +40,7 @@ import sympy as sp
 from . import d2_grpo_surrogate as d2  # modules, not their results: a family lists only the results it defines
 from . import d4_zero_sum as d4
 from .notation import R, advantage, i, j
-from grpo_verify.proof import Assumption, as_written, MinimumAt, Remark, Result, Step
-from grpo_verify.proof.matrices import MatrixRank, SquareMatrix, exact_rank  # noqa: F401 - exact_rank: tests
+from grpo_verify.proof import Assumption, MatrixRank, Remark, Result, SquareMatrix, Step, as_written, rules
 
 
 # == helpers ======================================================================================
@@ -114,6 +114,19 @@ WRONG_MEAN = Assumption("write $\\bar g_W$ for the mean score of the wrong rollo
                         equation=(sp.Sum(g[i], (i, k + 1, R)), (R - k) * gW))
 CLASS_MEANS = (CORRECT_MEAN, WRONG_MEAN)
 
+
+def class_means_model(sizes: dict) -> dict:
+    """A model of the class-mean equations (a hint for the evaluator, which does not solve equations in sums):
+    varied scores $g_i$ and their two class means, at the group size and success count being tried."""
+    size = int(sizes.get(R, sizes[k] + 2 if k in sizes else 5))
+    successes = int(sizes.get(k, max(1, size // 2)))
+    scores = {q: sp.Rational((3 * q * q) % 11 - 4, 1 + q % 3) for q in range(1, size + 1)}
+    correct = [scores[q] for q in range(1, successes + 1)]
+    wrong = [scores[q] for q in range(successes + 1, size + 1)]
+    return {R: size, k: successes, g: scores, gC: sum(correct) / max(len(correct), 1),
+            gW: sum(wrong) / max(len(wrong), 1)}
+
+
 # == the group gradient depends on two vectors ====================================================
 binary_group_gradient_is_class_mean_difference = Result(
     name="binary_group_gradient_is_class_mean_difference",
@@ -122,9 +135,10 @@ binary_group_gradient_is_class_mean_difference = Result(
     lhs=sp.Sum(a_plus * g[i], (i, 1, k)) + sp.Sum(a_minus * g[i], (i, k + 1, R)),
     rhs=k * a_plus * (gC - gW),
     assumptions=(GROUP_SETTING, BINARY, SCALE, *CLASS_MEANS),
+    model=class_means_model,
     steps=(
         Step(a_plus * sp.Sum(g[i], (i, 1, k)) + a_minus * sp.Sum(g[i], (i, k + 1, R)), "linearity of the sum",
-             "The advantage is constant on each class."),
+             "The advantage is constant on each class.", by=(rules.sum_linearity,)),
         Step(k * a_plus * gC + (R - k) * a_minus * gW, "definition of the class means", using=CLASS_MEANS),
         Step(k * a_plus * (gC - gW) + gW * d4.binary_advantages_balance.lhs, "add and subtract $k a_+ \\bar g_W$",
              "Regroup around the balance $k a_+ + (R - k) a_-$."),
@@ -143,7 +157,7 @@ common_score_component_cancels_from_group_gradient = Result(
     assumptions=(GROUP, Assumption("$A_i = (r_i - \\bar r)/c$ with a common scale $c > 0$", context=True)),
     steps=(
         Step(c0 * d4.advantages_sum_to_zero.lhs + sp.Sum(A_c * h[i], (i, 1, R)), "linearity of the sum",
-             "$c_0$ does not depend on $i$."),
+             "$c_0$ does not depend on $i$.", by=(rules.sum_linearity,)),
         Step(c0 * 0 + sp.Sum(A_c * h[i], (i, 1, R)), "advantages_sum_to_zero (D4)", "$\\sum_i A_i = 0$ (D4).",
              using=(d4.advantages_sum_to_zero,)),
         Step(sp.Sum(A_c * h[i], (i, 1, R)), "arithmetic"),
@@ -160,10 +174,10 @@ group_gradient_depends_only_on_centred_scores = Result(
     assumptions=(GROUP, Assumption("$A_i = (r_i - \\bar r)/c$ with a common scale $c > 0$", context=True)),
     steps=(
         Step(sp.Sum(A_c * g[i], (i, 1, R)) - sp.Sum(g[j], (j, 1, R)) / R * d4.advantages_sum_to_zero.lhs,
-             "linearity of the sum", "Subtract $\\bar g \\sum_i A_i$."),
-        Step(sp.Sum(A_c * g[i], (i, 1, R)) - sp.Sum(g[j], (j, 1, R)) / R * 0, "advantages_sum_to_zero (D4)",
-             "$\\sum_i A_i = 0$ (D4).", using=(d4.advantages_sum_to_zero,)),
-        Step(sp.Sum(A_c * g[i], (i, 1, R)), "arithmetic"),
+             "advantages_sum_to_zero (D4)", "Subtract $\\bar g \\sum_i A_i$, which is $0$ (D4).",
+             using=(d4.advantages_sum_to_zero,)),
+        Step(sp.Sum(A_c * (g[i] - sp.Sum(g[j], (j, 1, R)) / R), (i, 1, R)), "linearity of the sum",
+             "$\\bar g$ does not depend on $i$.", by=(rules.sum_linearity,)),
     ),
 )
 
@@ -187,7 +201,7 @@ group_gradient_has_rank_at_most_one = Result(
     lhs=MatrixRank(x_syms.T * A_syms),
     rhs=sp.Integer(1),
     relation="<=",
-    rule="a rank is at most the number of columns",
+    rule="a rank is at most the number of columns", by=(rules.rank_is_at_most_a_vanishing_minor_size,),
     why="One column. A symbolic rank is only bounded: by the shape and by the rank over the rational functions "
         "in the entries (here both 1).",
 )
@@ -225,7 +239,8 @@ advantage_weighted_scores_have_rank_four_for_R4 = Result(
     lhs=MatrixRank(diag(*A4) * G4),
     rhs=sp.Integer(4),
     assumptions=(Assumption("$G$ = the explicit rational $4 \\times 5$ matrix shown", context=True),),
-    rule="exact rank over $\\mathbb{Q}$", why="Gaussian elimination with exact rationals.",
+    rule="exact rank over $\\mathbb{Q}$", why="A nonzero $4 \\times 4$ minor; no $5 \\times 5$ minor exists.",
+    by=(rules.rank_of_an_explicit_matrix,),
 )
 
 l = sp.Symbol("l", integer=True, positive=True)
@@ -238,6 +253,8 @@ def centring_entry(row: sp.Basic, col: sp.Basic) -> sp.Expr:
     return sp.KroneckerDelta(row, col) - 1 / R
 
 
+# the square of the centring matrix entry by entry: multiply out, sum the Kronecker deltas and the constants
+CENTRING_RULES = (rules.sum_linearity, rules.sum_of_a_delta, rules.sum_of_a_constant)
 CENTRING = SquareMatrix(R, sp.Lambda((i, j), centring_entry(i, j)))
 
 centring_matrix_is_idempotent = Result(
@@ -248,7 +265,7 @@ centring_matrix_is_idempotent = Result(
     lhs=sp.Sum(centring_entry(i, l) * centring_entry(l, j), (l, 1, R)),
     rhs=centring_entry(i, j),
     assumptions=(GROUP_SETTING, INDICES),
-    rule="matrix product entrywise, Kronecker deltas summed",
+    rule="matrix product entrywise, Kronecker deltas summed", by=CENTRING_RULES,
     why="$\\sum_l \\delta_{il} \\delta_{lj} = \\delta_{ij}$ and $\\sum_l \\delta_{il} = 1$ as $i$ lies in $1..R$; the "
         "constant terms give $-2/R + R/R^2$.",
 )
@@ -259,7 +276,7 @@ centring_matrix_has_trace_R_minus_1 = Result(
     lhs=sp.Sum(centring_entry(i, i), (i, 1, R)),
     rhs=R - 1,
     assumptions=(GROUP_SETTING,),
-    rule="sum of the diagonal", why="$R$ diagonal entries $1 - 1/R$.",
+    rule="sum of the diagonal", why="$R$ diagonal entries $1 - 1/R$.", by=(rules.sum_of_a_constant,),
 )
 
 centring_matrix_has_rank_R_minus_1 = Result(
@@ -270,6 +287,7 @@ centring_matrix_has_rank_R_minus_1 = Result(
     rhs=R - 1,
     assumptions=(GROUP_SETTING,),
     rule="the rank of an idempotent matrix is its trace",
+    by=(rules.rank_of_an_idempotent_is_its_trace, *CENTRING_RULES),
     why="The kernel checks that the matrix is idempotent (every entry of its square, as in the first result above) "
         "and takes its trace (as in the second).",
 )
@@ -281,7 +299,7 @@ centred_scores_have_rank_three_for_R4 = Result(
     lhs=MatrixRank(centring_matrix(4) * G4),
     rhs=sp.Integer(3),
     assumptions=(Assumption("$G$ = the explicit rational $4 \\times 5$ matrix above", context=True),),
-    rule="exact rank over $\\mathbb{Q}$",
+    rule="exact rank over $\\mathbb{Q}$", by=(rules.rank_of_an_explicit_matrix,),
 )
 
 # rank(C G) = rank(G) - dim(col(G) cap span 1): two R = 4 instances of rank 3, with and without 1 in col(G)
@@ -296,7 +314,7 @@ score_matrices_of_the_centring_instances_have_rank_three = Result(
     lhs=sp.ImmutableMatrix([[MatrixRank(G_WITH_ONES), MatrixRank(G_WITHOUT_ONES)]]),
     rhs=sp.ImmutableMatrix([[3, 3]]),
     assumptions=(INSTANCE,),
-    rule="exact rank over $\\mathbb{Q}$",
+    rule="exact rank over $\\mathbb{Q}$", by=(rules.rank_of_an_explicit_matrix,),
 )
 
 centring_removes_a_dimension_only_when_ones_is_in_the_column_space = Result(
@@ -308,7 +326,7 @@ centring_removes_a_dimension_only_when_ones_is_in_the_column_space = Result(
                              MatrixRank(centring_matrix(4) * G_WITHOUT_ONES)]]),
     rhs=sp.ImmutableMatrix([[2, 3]]),
     assumptions=(INSTANCE,),
-    rule="exact rank over $\\mathbb{Q}$",
+    rule="exact rank over $\\mathbb{Q}$", by=(rules.rank_of_an_explicit_matrix,),
 )
 
 centred_rank_is_rank_minus_intersection_with_ones = Remark(
@@ -348,7 +366,7 @@ layer_weight_gradient_has_rank_five_with_two_rollouts = Result(
     rhs=sp.Integer(5),
     assumptions=(Assumption("the explicit per-token back-propagated errors $\\delta_{i,t}$ and inputs $x_{i,t}$ "
                             "listed in the module", context=True),),
-    rule="exact rank over $\\mathbb{Q}$",
+    rule="exact rank over $\\mathbb{Q}$", by=(rules.rank_of_an_explicit_matrix,),
 )
 
 # == two-cluster scores: rank <= 2 for any R ======================================================
@@ -381,7 +399,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
         doc=f"With $R = {size}$, $k = {successes}$ the class indicator $Z$ has rank 2, so $G = Z B$ and "
             f"$\\operatorname{{diag}}(A) G$ have rank at most 2.",
         lhs=MatrixRank(Z), rhs=sp.Integer(2),
-        assumptions=(BINARY_SETTING,), rule="exact rank over $\\mathbb{Q}$",
+        assumptions=(BINARY_SETTING,), rule="exact rank over $\\mathbb{Q}$", by=(rules.rank_of_an_explicit_matrix,),
     )
     scores_rank = Result(
         name=f"two_cluster_advantage_weighted_scores_have_rank_at_most_two_{tag}",
@@ -390,7 +408,8 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
         lhs=MatrixRank(diag(*A) * G), rhs=sp.Integer(2), relation="<=",
         assumptions=(TWO_CLUSTER, BINARY_SETTING),
         rule="exact rank over the rational functions in the class means",
-        why="The generic rank bounds the rank at every value of the symbols.",
+        why="Every $3 \\times 3$ (centred: $2 \\times 2$) minor is 0 as a polynomial in the class means.",
+        by=(rules.rank_is_at_most_a_vanishing_minor_size,),
     )
     centred_rank = Result(
         name=f"two_cluster_centred_scores_have_rank_at_most_one_{tag}",
@@ -398,7 +417,8 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
         lhs=MatrixRank(centring_matrix(size) * G), rhs=sp.Integer(1), relation="<=",
         assumptions=(TWO_CLUSTER, BINARY_SETTING),
         rule="exact rank over the rational functions in the class means",
-        why="The generic rank bounds the rank at every value of the symbols.",
+        why="Every $3 \\times 3$ (centred: $2 \\times 2$) minor is 0 as a polynomial in the class means.",
+        by=(rules.rank_is_at_most_a_vanishing_minor_size,),
     )
     return factorised, indicator_rank, scores_rank, centred_rank
 
@@ -426,6 +446,10 @@ two_cluster_centred_rows_are_multiples_of_class_mean_difference = Result(
 x = sp.Symbol("x", positive=True)  # the weight sigma_1/(sigma_1 + sigma_2)
 y = sp.Symbol("y", positive=True)  # x = 1/(1 + y)
 UNIT = Assumption("$x \\in (0, 1)$", domain=(x, sp.Interval.open(0, 1)))
+INTERIOR_POINT = {x: sp.Rational(1, 3)}  # a model of x in (0, 1) (a random positive rational is rarely below 1)
+
+# a logarithm of a sum written as one fraction, then split into logarithms of its positive factors
+LOG_LAWS = (rules.logarithm_of_a_sum_as_one_fraction, rules.log_of_a_product_or_power)
 
 two_point_entropy_is_nonnegative = Result(
     name="two_point_entropy_is_nonnegative",
@@ -437,7 +461,7 @@ two_point_entropy_is_nonnegative = Result(
     assumptions=(Assumption("$y = (1 - x)/x > 0$", context=True),),
     steps=(
         Step(sp.log(1 + y) / (1 + y) + y / (1 + y) * sp.log(1 + 1 / y), "logarithm laws",
-             "$-\\log(1/(1 + y)) = \\log(1 + y)$ and $-\\log(y/(1 + y)) = \\log(1 + 1/y)$."),
+             "$-\\log(1/(1 + y)) = \\log(1 + y)$ and $-\\log(y/(1 + y)) = \\log(1 + 1/y)$.", by=LOG_LAWS),
         Step(sp.Integer(0), "sign", "Both logarithms have arguments above 1.", relation=">="),
     ),
 )
@@ -449,8 +473,10 @@ two_point_entropy_is_strictly_concave = Result(
     rhs=sp.Integer(0),
     relation="<",
     assumptions=(UNIT,),
+    model=INTERIOR_POINT,
     steps=(
-        Step(-1 / (x * (1 - x)), "differentiate twice", "$H'(x) = \\log(1 - x) - \\log x$."),
+        Step(-1 / (x * (1 - x)), "differentiate twice", "$H'(x) = \\log(1 - x) - \\log x$.",
+             by=rules.DIFFERENTIATION),
         Step(sp.Integer(0), "exact sign on $(0, 1)$", relation="<"),
     ),
 )
@@ -460,8 +486,9 @@ two_point_entropy_is_stationary_at_one_half = Result(
     doc="$H'(1/2) = 0$.",
     lhs=sp.Subs(sp.Derivative(two_point_entropy(x), x), x, sp.Rational(1, 2)),
     rhs=sp.Integer(0),
-    assumptions=(UNIT,),  # H is defined (and differentiated) on (0, 1)
-    rule="differentiate and evaluate", why="$H'(x) = \\log(1 - x) - \\log x$.",
+    assumptions=(UNIT.as_context(),),  # H is defined on (0, 1); the derivative at 1/2 needs nothing of x
+    model=INTERIOR_POINT,
+    rule="differentiate and evaluate", why="$H'(x) = \\log(1 - x) - \\log x$.", by=rules.DIFFERENTIATION,
 )
 
 equal_singular_values_give_effective_rank_two = Result(
@@ -476,7 +503,7 @@ unequal_singular_values_give_effective_rank_below_two = Result(
     name="unequal_singular_values_give_effective_rank_below_two",
     doc="Singular values in ratio $3 : 1$ ($x = 3/4$) give effective rank $4/3^{3/4} < 2$: its fourth power is "
         "$256/27 < 16$.",
-    lhs=sp.exp(4 * two_point_entropy(sp.Rational(3, 4))),
+    lhs=as_written(lambda: sp.exp(4 * two_point_entropy(sp.Rational(3, 4)))),
     rhs=sp.Integer(16),
     relation="<",
     steps=(
@@ -486,6 +513,7 @@ unequal_singular_values_give_effective_rank_below_two = Result(
 )
 
 BELOW_ONE = Assumption("$x < 1$", positive=1 - x)  # with x > 0 (its domain): x in (0, 1)
+HALF_OVER_X, HALF_OVER_ONE_MINUS_X = sp.Rational(1, 2) / x, sp.Rational(1, 2) / (1 - x)  # where log t <= t - 1
 
 log_odds_is_at_least_two_x_minus_one_over_x = Result(
     name="log_odds_is_at_least_two_x_minus_one_over_x",
@@ -494,8 +522,10 @@ log_odds_is_at_least_two_x_minus_one_over_x = Result(
     rhs=(2 * x - 1) / x,
     relation=">=",
     assumptions=(BELOW_ONE,),
+    model=INTERIOR_POINT,
     steps=(
-        Step(-sp.log((1 - x) / x), "logarithm law", "Both arguments are positive."),
+        Step(-sp.log((1 - x) / x), "logarithm law", "Both arguments are positive.",
+             by=(rules.log_of_a_product_or_power,)),
         Step(1 - (1 - x) / x, "k3_is_nonnegative at $(1 - x)/x$", "$\\log t \\le t - 1$ for $t > 0$ (D2).",
              relation=">=", using=(d2.k3_is_nonnegative.at({d2.x: (1 - x) / x}),)),
         Step((2 * x - 1) / x, "arithmetic"),
@@ -509,8 +539,10 @@ log_odds_is_at_most_two_x_minus_one_over_one_minus_x = Result(
     rhs=(2 * x - 1) / (1 - x),
     relation="<=",
     assumptions=(BELOW_ONE,),
+    model=INTERIOR_POINT,
     steps=(
-        Step(sp.log(x / (1 - x)), "logarithm law", "Both arguments are positive."),
+        Step(sp.log(x / (1 - x)), "logarithm law", "Both arguments are positive.",
+             by=(rules.log_of_a_product_or_power,)),
         Step(x / (1 - x) - 1, "k3_is_nonnegative at $x/(1 - x)$", "$\\log t \\le t - 1$ for $t > 0$ (D2).",
              relation="<=", using=(d2.k3_is_nonnegative.at({d2.x: x / (1 - x)}),)),
         Step((2 * x - 1) / (1 - x), "arithmetic"),
@@ -525,11 +557,18 @@ two_point_entropy_is_at_most_log_two = Result(
     rhs=sp.log(2),
     relation="<=",
     assumptions=(BELOW_ONE,),
-    minimum_at=MinimumAt(x, sp.Rational(1, 2)),
-    using=(log_odds_is_at_least_two_x_minus_one_over_x, log_odds_is_at_most_two_x_minus_one_over_one_minus_x),
-    rule="mean value theorem about $x = 1/2$",
-    why="$\\log 2 - H$ is 0 at $1/2$ and its slope $\\log x - \\log(1 - x)$ has the sign of $x - 1/2$: at least "
-        "$(2x - 1)/x$ and at most $(2x - 1)/(1 - x)$ (the two results above).",
+    model=INTERIOR_POINT,
+    steps=(
+        Step(x * sp.log(HALF_OVER_X) + (1 - x) * sp.log(HALF_OVER_ONE_MINUS_X) + sp.log(2), "logarithm laws",
+             "$\\log(1/(2x)) = -\\log 2 - \\log x$ and $\\log(1/(2(1 - x))) = -\\log 2 - \\log(1 - x)$.",
+             by=(rules.log_of_a_product_or_power,)),
+        Step(x * (HALF_OVER_X - 1) + (1 - x) * (HALF_OVER_ONE_MINUS_X - 1) + sp.log(2),
+             "k3_is_nonnegative at $1/(2x)$ and $1/(2(1 - x))$",
+             "$\\log t \\le t - 1$ for $t > 0$ (D2), weighted by $x > 0$ and $1 - x > 0$.", relation="<=",
+             using=(d2.k3_is_nonnegative.at({d2.x: HALF_OVER_X}),
+                    d2.k3_is_nonnegative.at({d2.x: HALF_OVER_ONE_MINUS_X}))),
+        Step(sp.log(2), "arithmetic", "$x (1/(2x) - 1) + (1 - x) (1/(2(1 - x)) - 1) = 0$."),
+    ),
 )
 
 effective_rank_of_rank_two_matrix_at_most_two = Remark(
@@ -550,6 +589,7 @@ two_cluster_example_gram_has_eigenvalues_three_plus_minus_sqrt5 = Result(
     lhs=sp.Determinant(sp.ImmutableMatrix(G_example.T * G_example - lam * sp.eye(3))),
     rhs=-lam * (lam - 3 - sp.sqrt(5)) * (lam - 3 + sp.sqrt(5)),
     rule="characteristic polynomial", why="$G^T G = 2(\\bar g_C \\bar g_C^T + \\bar g_W \\bar g_W^T)$.",
+    by=(rules.determinant_of_an_explicit_matrix,),
 )
 
 two_cluster_example_singular_value_share_is_not_one_half = Result(

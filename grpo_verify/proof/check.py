@@ -248,7 +248,21 @@ def _route(rules) -> str:
     return "kernel rules: " + (", ".join(r.label() for r in rules) if rules else "ring normal form and arithmetic")
 
 
-def _cited(result, using, ctx) -> list:
+def _cited(result, using, ctx, optional: bool = False) -> list:
+    """The citations of ``using`` discharged in ``ctx``; with ``optional``, those that cannot be are left out
+    (the mean-value rule's link at the point, where the variable's own hypotheses are gone)."""
+    if optional:
+        out = []
+        for fact in using:
+            try:
+                out += _cited(result, (fact,), ctx)
+            except K.Unproved:
+                continue
+        return out
+    return _cited_all(result, using, ctx)
+
+
+def _cited_all(result, using, ctx) -> list:
     from grpo_verify.proof.result import Assumption, Instance, Result
 
     out = []
@@ -319,7 +333,7 @@ def _by_mean_value(result, ctx, extra):
         lhs, rhs = built(result.lhs), built(result.rhs)
         difference, point, point_ctx, slope = K.mean_value_contexts(ctx, x, c, lhs, result.relation, rhs)
         first = K.link(point_ctx, subst(difference, {x: point}), ">=", sp.Integer(0), rules,
-                       _cited(result, result.using, point_ctx))
+                       _cited(result, result.using, point_ctx, optional=True))
         reports.append(StepReport(1, f"the difference is >= 0 at {x} = {sp.sstr(point)}", ">=", Status.PROVED,
                                   time.perf_counter() - t0, "established", _route(rules)))
         t0 = time.perf_counter()

@@ -35,7 +35,10 @@ BY_CLASS = {sp.Eq: Eq, sp.Ne: Ne, sp.Lt: Lt, sp.Le: Le, sp.Gt: Gt, sp.Ge: Ge}
 
 
 def rebuilt(e, args):
-    """``e.func(*args)``, a relation left unevaluated."""
+    """``e.func(*args)``, a relation left unevaluated unless it compares two closed numbers (SymPy's exact
+    evaluation of closed numbers decides it; SymPy's Piecewise refuses an unevaluated numeric condition)."""
     if isinstance(e, sp.Rel):
+        if all(getattr(a, "is_number", False) and not a.free_symbols for a in args):
+            return type(e)(*args)
         return BY_CLASS[type(e)](*args)
     return e.func(*args)
