@@ -34,7 +34,7 @@ import itertools
 import sympy as sp
 
 from . import d6_sparsity as d6
-from grpo_verify.proof import Assumption, Remark, Result, Step, as_written, computation
+from grpo_verify.proof import Assumption, Induction, Remark, Result, Step, as_written, computation, rules
 
 # == the model ======================================================================================
 q = sp.Symbol("q", positive=True)  # per-step success probability after a right prefix
@@ -68,6 +68,7 @@ CLASSES = ("the outcomes split into four classes by (prefix $o_{<h}$ right, step
            "where $r = 0$, $P_h = 1$, $x_h = 0$; prefix wrong, $1 - q^{h-1}$, where $P_h = 0$, so the step-$h$ "
            "score $P_h (x_h - q)$ and every step-$h$ term vanish")
 PARTITION = Assumption(CLASSES)
+POWERS = rules.powers_of_a_common_base_multiply  # q^u q^v = q^{u+v} in every monomial, multiplied out
 
 p = q ** H  # the success probability of the task
 grad = q ** H * (1 - q)  # d p / d theta_h
@@ -85,6 +86,7 @@ chain_success_probability_is_q_pow_H = Result(
     rhs=q ** H,
     assumptions=(STEP_PROBABILITY_SETTING,),
     rule="chain rule of probability", why="Each factor is $P(o_k \\text{ right} \\mid o_{<k} \\text{ right}) = q$.",
+    by=(rules.product_of_a_constant,),
 )
 
 sigmoid_step_scores_are_one_minus_q_and_minus_q = Result(
@@ -96,6 +98,7 @@ sigmoid_step_scores_are_one_minus_q_and_minus_q = Result(
                              sp.Derivative(sp.log(1 - sigmoid(theta)), theta)]]),
     rhs=sp.ImmutableMatrix([[1 - sigmoid(theta), -sigmoid(theta)]]),
     rule="differentiate the log-sigmoid", why="$\\sigma' = \\sigma (1 - \\sigma)$.",
+    by=rules.DIFFERENTIATION,
 )
 
 success_probability_gradient_per_step_is_p_times_one_minus_q = Result(
@@ -107,6 +110,7 @@ success_probability_gradient_per_step_is_p_times_one_minus_q = Result(
     assumptions=(Assumption("$A > 0$: the other steps' success probabilities, which do not depend on $\\theta_h$",
                             context=True),),
     rule="derivative of the sigmoid", why="$\\sigma' = \\sigma (1 - \\sigma)$; $A$ is a constant in $\\theta_h$.",
+    by=rules.DIFFERENTIATION,
 )
 
 # == means ==========================================================================================
@@ -118,9 +122,13 @@ outcome_estimator_mean_is_the_gradient_for_every_baseline = Result(
     rhs=grad,
     assumptions=(PARTITION, STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     steps=(
-        Step(q ** H * (1 - q) - b * (1 - q) * (q ** H + q ** h - q ** H - q ** h), "collect the baseline terms",
-             "The terms in $b$ are $-b$ times $E[u_h] = (1-q)(q^H + q^h - q^H) - q^{h-1}(1-q) q$."),
-        Step(grad, "the score has mean zero", "$E[u_h] = 0$: the baseline terms cancel."),
+        Step(as_written(lambda: q ** H * (1 - q)
+                        - b * ((1 - q) * (q ** H + (q ** h - q ** H)) - q ** (h - 1) * (1 - q) * q)),
+             "collect the baseline terms",
+             "The terms in $b$ are $-b$ times $E[u_h] = (1-q)(q^H + q^h - q^H) - q^{h-1}(1-q) q$.",
+             by=(POWERS,)),
+        Step(grad, "the score has mean zero", "$E[u_h] = 0$: the baseline terms cancel ($q^{h-1} q = q^h$).",
+             by=(POWERS,)),
     ),
 )
 
@@ -134,7 +142,8 @@ exact_credit_advantages_on_the_right_prefix = Result(
     lhs=as_written(lambda: sp.ImmutableMatrix([[Q_right - V_step, 0 - V_step]])),
     rhs=sp.ImmutableMatrix([[q ** (H - h) * (1 - q), -q ** (H - h + 1)]]),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX),
-    rule="product of a constant", why="$\\prod_{k=h+1}^{H} q = q^{H-h}$ for $h \\le H$.",
+    rule="product of a constant", why="$\\prod_{k=h+1}^{H} q = q^{H-h}$ for $h \\le H$; $q\\, q^{H-h} = q^{H-h+1}$.",
+    by=(rules.product_of_a_constant, rules.exponent_sum_splits),
 )
 
 exact_credit_mean_is_the_gradient = Result(
@@ -147,7 +156,8 @@ exact_credit_mean_is_the_gradient = Result(
                  Assumption("the prefix is right with probability $q^{h-1}$, then $x_h = 1$ with probability $q$ "
                             "and $e_h = q^{H-h} (x_h - q)^2$; after a wrong prefix $e_h = 0$")),
     steps=(
-        Step(q ** H * (1 - q) * ((1 - q) + q), "collect powers of $q$", "$q^{h-1} q^{H-h} q = q^H$."),
+        Step(as_written(lambda: q ** H * (1 - q) * ((1 - q) + q)), "collect powers of $q$",
+             "$q^{h-1} q^{H-h} q = q^H$.", by=(POWERS,)),
         Step(grad, "arithmetic"),
     ),
 )
@@ -171,8 +181,8 @@ outcome_variance_for_a_constant_baseline = Result(
     assumptions=(PARTITION, STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     steps=(
         Step(q ** H * (1 - b) ** 2 * (1 - q) ** 2 + b ** 2 * (1 - q) * ((q ** h - q ** H) * (1 - q) + q ** (h + 1))
-             - grad ** 2, "collect the two $r = 0$ classes", "$q^{h-1}(1-q) q^2 = (1-q) q^{h+1}$."),
-        Step(outcome_variance(), "arithmetic", "$(q^h - q^H)(1-q) + q^{h+1} = q^h - q^H (1-q)$."),
+             - grad ** 2, "collect the two $r = 0$ classes", "$q^{h-1}(1-q) q^2 = (1-q) q^{h+1}$.", by=(POWERS,)),
+        Step(outcome_variance(), "arithmetic", "$(q^h - q^H)(1-q) + q^{h+1} = q^h - q^H (1-q)$.", by=(POWERS,)),
     ),
 )
 
@@ -183,6 +193,7 @@ outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squar
     rhs=p * (1 - p) * (1 - q) ** 2,
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = 0$", why="The $b^2$ term vanishes.",
+    by=(POWERS,),
 )
 
 outcome_variance_with_the_mean_baseline = Result(
@@ -192,6 +203,7 @@ outcome_variance_with_the_mean_baseline = Result(
     rhs=p * (1 - q) * ((1 - q) * (1 - 3 * p) + p * q ** h),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = q^H$", why="Expand and collect.",
+    by=(POWERS,),
 )
 
 mean_baseline_minus_no_baseline_variance = Result(
@@ -203,6 +215,24 @@ mean_baseline_minus_no_baseline_variance = Result(
     rhs=p ** 2 * (1 - q) * (q ** h - 2 * (1 - q)),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = q^H$ and $b = 0$", why="Expand and collect.",
+    by=(POWERS,),
+)
+
+# the law of exponents, to cancel a common power from a quotient
+_a = sp.Symbol("a", positive=True)  # the variables of the law of exponents
+_m = sp.Symbol("m", integer=True, nonnegative=True)
+_n = sp.Symbol("n", integer=True)
+exponents_add = Result(
+    name="exponents_add",
+    doc="For $a > 0$, an integer $m \\ge 0$ and every integer $n$: $a^{m + n} = a^m a^n$ (the law of exponents, "
+        "used to cancel a common power $q^h$ from a quotient).",
+    lhs=_a ** (_m + _n),
+    rhs=_a ** _m * _a ** _n,
+    induction=Induction(_m, 0),
+    rule="induction on $m$",
+    why="At $m = 0$ both sides are $a^n$. From $m$ to $m + 1$: $a^{m + 1 + n} = a^{m + n} a = a^m a^n a = "
+        "a^{m + 1} a^n$.",
+    by=(rules.exponent_sum_splits,),
 )
 
 outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q = Result(
@@ -214,8 +244,11 @@ outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q = Result(
     assumptions=(PARTITION, STEP_PROBABILITY, STEP_INDEX_SETTING),
     steps=(
         Step(q ** H * (1 - q) ** 2 / (q ** h * (1 - q) ** 2 + q ** (h + 1) * (1 - q)), "collect the classes",
-             "$E[u_h^2] = q^{h-1}(q (1-q)^2 + (1-q) q^2)$."),
-        Step(q ** (H - h) * (1 - q), "cancel $q^h (1 - q)$", "$q^h (1-q)^2 + q^{h+1} (1-q) = q^h (1-q)$."),
+             "$E[u_h^2] = q^{h-1}(q (1-q)^2 + (1-q) q^2)$.", by=(POWERS,)),
+        Step(q ** (H - h) * (1 - q), "cancel $q^h (1 - q)$",
+             "$q^H = q^h q^{H-h}$, $q^{h+1} = q^h q$ and $q^h (1-q)^2 + q^{h+1} (1-q) = q^h (1-q) \\ne 0$ "
+             "as $0 < q < 1$.",
+             using=(exponents_add.at({_a: q, _m: h, _n: H - h}),), by=(rules.exponent_sum_splits,)),
     ),
 )
 
@@ -227,6 +260,7 @@ outcome_variance_with_the_optimal_baseline = Result(
     rhs=p * (1 - q) ** 2 * (1 - p - q ** (H - h) * (1 - q)),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = b^*_h$", why="Expand; $q^{H-h} q^h = q^H$.",
+    by=(POWERS,),
 )
 
 second_moment_exact = q ** (h - 1) * (q * (q ** (H - h) * (1 - q) ** 2) ** 2 + (1 - q) * (q ** (H - h) * q ** 2) ** 2)
@@ -249,8 +283,8 @@ exact_credit_variance_per_step = Result(
                             "$q^{h-1} (1-q)$, else 0; its mean is $q^H (1-q)$")),
     steps=(
         Step(q ** (2 * H - h) * (1 - q) * ((1 - q) ** 3 + q ** 3) - q ** (2 * H) * (1 - q) ** 2, "collect powers of $q$",
-             "$q^{h-1} q^{2(H-h)} q = q^{2H-h}$."),
-        Step(exact_credit_variance(), "arithmetic", "$(1-q)^3 + q^3 = 1 - 3q + 3q^2$."),
+             "$q^{h-1} q^{2(H-h)} q = q^{2H-h}$.", by=(POWERS,)),
+        Step(exact_credit_variance(), "arithmetic", "$(1-q)^3 + q^3 = 1 - 3q + 3q^2$.", by=(POWERS,)),
     ),
 )
 
@@ -265,6 +299,7 @@ exact_credit_optimal_state_baseline_equals_outcome_optimal_baseline = Result(
     rhs=sp.ImmutableMatrix([[b_star, q ** (H - h + 1) * (1 - q), q ** (H - h + 1) * (1 - q)]]),
     assumptions=(STEP_PROBABILITY, STEP_INDEX_SETTING),
     rule="D8 within one state", why="$E_x[u^2] = q (1-q)$; $(Q - b) u$ at $x = 1$ and at $x = 0$.",
+    by=(rules.exponent_sum_splits,),
 )
 
 exact_credit_variance_with_the_optimal_state_baseline = Result(
@@ -276,6 +311,7 @@ exact_credit_variance_with_the_optimal_state_baseline = Result(
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING,
                  Assumption("the term is $q^{H-h+1}(1-q)$ with probability $q^{h-1}$ (right prefix), else 0")),
     rule="variance of a scaled Bernoulli", why="$c^2 \\pi - (c \\pi)^2 = c^2 \\pi (1 - \\pi)$ with $\\pi = q^{h-1}$.",
+    by=(POWERS,),
 )
 
 last_step_optimal_variances_coincide = Result(
@@ -283,11 +319,12 @@ last_step_optimal_variances_coincide = Result(
     doc="At the last step $h = H$ the outcome estimator with $b^*_H$ and the exact-credit estimator with the optimal "
         "state baseline have the same variance $p (1-q)^2 (q - p)$: there $Q_H = r$ and $b^*_H = 1 - q$ is the state "
         "baseline, so the two are the same function of the rollout. Exact credit cannot help the last step.",
-    lhs=(p * (1 - q) ** 2 * (1 - p - q ** (H - h) * (1 - q))).subs(h, H),
-    rhs=(q ** (2 * H - h + 1) * (1 - q) ** 2 * (1 - q ** (h - 1))).subs(h, H),
+    lhs=sp.Subs(p * (1 - q) ** 2 * (1 - p - q ** (H - h) * (1 - q)), h, H),
+    rhs=sp.Subs(q ** (2 * H - h + 1) * (1 - q) ** 2 * (1 - q ** (h - 1)), h, H),
     assumptions=(STEP_PROBABILITY_SETTING,),
     rule="outcome_variance_with_the_optimal_baseline and exact_credit_variance_with_the_optimal_state_baseline "
          "at $h = H$", why="Both are $q^H (1-q)^2 (q - q^H)$.",
+    by=(POWERS,),
 )
 
 # == signal-to-noise ratios =========================================================================
@@ -297,7 +334,8 @@ outcome_snr_without_baseline_is_p_over_one_minus_p = Result(
         "p / (1 - p) = q^H / (1 - q^H)$: the same at every step and exponentially small in $H$.",
     lhs=as_written(lambda: (q ** H * (1 - q)) ** 2 / (q ** H * (1 - q ** H) * (1 - q) ** 2)),
     rhs=p / (1 - p),
-    assumptions=(STEP_PROBABILITY, Assumption("$p = q^H < 1$", positive=1 - q ** H)),
+    # q > 0 and q^H < 1 already give q < 1 (and the kernel's term has the factor (1 - q)^2 cancelled)
+    assumptions=(STEP_PROBABILITY_SETTING, Assumption("$p = q^H < 1$", positive=1 - q ** H)),
     rule="outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared",
     why="$p^2 (1-q)^2 / (p (1-p) (1-q)^2)$; $0 < p < 1$.",
 )
@@ -312,7 +350,8 @@ exact_credit_snr_depends_on_the_step_not_on_H = Result(
     lhs=grad ** 2 / exact_credit_variance(),
     rhs=q ** h * (1 - q) / (1 - 3 * q + 3 * q ** 2 - q ** h * (1 - q)),
     assumptions=(STEP_PROBABILITY_SETTING, EXACT_VARIANCE_POSITIVE),
-    rule="exact_credit_variance_per_step", why="$q^{2H} (1-q)^2 / (q^{2H-h} (1-q) (\\dots))$.",
+    rule="exact_credit_variance_per_step", why="$q^{2H} (1-q)^2 / (q^{2H-h} (1-q) (\\dots))$; $q^{2H} q^{h-2H} = q^h$.",
+    by=(POWERS,),
 )
 
 H2 = Assumption("$H \\ge 2$", H >= 2, context=True)
@@ -323,7 +362,8 @@ optimal_snr_at_the_last_step_is_q_pow_H_minus_1_over_its_complement = Result(
     lhs=grad ** 2 / (p * (1 - q) ** 2 * q * (1 - q ** (H - 1))),  # the variance p (1-q)^2 (q - p), factored
     rhs=q ** (H - 1) / (1 - q ** (H - 1)),
     assumptions=(STEP_PROBABILITY_SETTING, H2, Assumption("$q^{H-1} < 1$ (as $H \\ge 2$)", positive=1 - q ** (H - 1))),
-    rule="divide", why="$p^2 (1-q)^2 / (p (1-q)^2 (q - p)) = p / (q - p)$; divide by $q$.",
+    rule="divide", why="$p^2 (1-q)^2 / (p (1-q)^2 (q - p)) = p / (q - p)$; divide by $q$: $q^{H-1} = q^H / q$.",
+    by=(rules.exponent_sum_splits,),
 )
 
 # == samples for a fixed SNR ========================================================================
@@ -348,7 +388,8 @@ samples_for_fixed_snr_grow_by_one_over_q_per_step = Result(
     relation=">=",
     assumptions=(STEP_PROBABILITY,),
     steps=(
-        Step(sn * (q ** (-H) - 1) / q + sn * (1 / q - 1), "arithmetic", "$q^{-H-1} - 1 = (q^{-H} - 1)/q + (1/q - 1)$."),
+        Step(sn * (q ** (-H) - 1) / q + sn * (1 / q - 1), "arithmetic", "$q^{-H-1} - 1 = (q^{-H} - 1)/q + (1/q - 1)$.",
+             by=(rules.exponent_sum_splits,)),
         Step(sn * (q ** (-H) - 1) / q, "$1/q \\ge 1$ on $(0, 1)$", "$S (1/q - 1) \\ge 0$.", relation=">="),
     ),
 )
@@ -363,7 +404,8 @@ last_step_samples_for_fixed_snr_grow_by_one_over_q_per_step_with_exact_credit = 
     relation=">=",
     assumptions=(STEP_PROBABILITY,),
     steps=(
-        Step(sn * (q ** (1 - H) - 1) / q + sn * (1 / q - 1), "arithmetic", "$q^{-H} - 1 = (q^{1-H} - 1)/q + (1/q - 1)$."),
+        Step(sn * (q ** (1 - H) - 1) / q + sn * (1 / q - 1), "arithmetic", "$q^{-H} - 1 = (q^{1-H} - 1)/q + (1/q - 1)$.",
+             by=(rules.exponent_sum_splits,)),
         Step(sn * (q ** (1 - H) - 1) / q, "$1/q \\ge 1$ on $(0, 1)$", "$S (1/q - 1) \\ge 0$.", relation=">="),
     ),
 )
@@ -412,6 +454,7 @@ process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1 = Result(
     rhs=q ** h - q ** (H + 1),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX),
     rule="telescoping sum", why="$q^k (1-q) = q^k - q^{k+1}$.",
+    by=(rules.sum_telescopes(sp.Lambda(k, -q ** k)), rules.exponent_sum_splits),
 )
 
 
@@ -460,14 +503,15 @@ def _enumerated(which: str) -> sp.ImmutableMatrix:
 
 
 def _closed(which: str) -> sp.ImmutableMatrix:
+    """The closed forms at each (H, h) of CASES, written as substitutions (the kernel evaluates them)."""
     rows = []
+    optimal = q ** (2 * H - h + 1) * (1 - q) ** 2 * (1 - q ** (h - 1))
     for length, step in CASES:
-        at = {H: length, h: step}
+        at = lambda e: sp.Subs(e, (H, h), (length, step))  # noqa: E731
         if which == "mean":
-            rows.append([grad.subs(at)] * 3)
+            rows.append([at(grad)] * 3)
         else:
-            rows.append([outcome_variance().subs(at), exact_credit_variance().subs(at),
-                         (q ** (2 * H - h + 1) * (1 - q) ** 2 * (1 - q ** (h - 1))).subs(at)])
+            rows.append([at(outcome_variance()), at(exact_credit_variance()), at(optimal)])
     return sp.ImmutableMatrix(rows)
 
 
@@ -539,8 +583,8 @@ group_mean_variance_by_enumeration = Result(
         "$\\sigma_r^2 = p (1-p)$, $\\sigma_u^2 = q^h (1-q)$.",
     lhs=computation("EnumeratedGroupMeanVariances", r"\left(\mathrm{Var}_{\mathrm{enum}}[\hat g_h]\right)_{(H, R), h}",
                     _enumerated_group_variances)(),
-    rhs=sp.ImmutableMatrix([group_mean_variance(length, step, size) for length, size in GROUP_CASES
-                            for step in range(1, length + 1)]),
+    rhs=sp.ImmutableMatrix([sp.Subs(group_mean_variance(), (H, h, R), (length, step, size))
+                            for length, size in GROUP_CASES for step in range(1, length + 1)]),
     assumptions=(Assumption("all $(2^H)^R$ ordered groups of i.i.d. rollouts of the enumerated policy, entries in "
                             "the order of the cases and then $h$", context=True),),
     rule="enumeration of all groups", why="A finite expectation is a finite weighted sum.",

@@ -72,9 +72,12 @@ def test_chain_relation_must_imply_the_statement():
 
 
 def test_true_but_undecidable_step_is_unproved_never_passed():
-    # a geometric series: SymPy returns a Piecewise it cannot match, and no counterexample exists
-    geometric = Result(name="geometric", doc="True, but beyond the normalisations.",
-                       lhs=sp.Sum(p**i, (i, 0, R - 1)), rhs=(1 - p**R) / (1 - p))
+    # a geometric series: no rule sums it (it needs an induction), and no counterexample exists
+    geometric = Result(name="geometric", doc="True, but beyond the rules named.",
+                       lhs=sp.Sum(p**i, (i, 0, R - 1)), rhs=(1 - p**R) / (1 - p),
+                       assumptions=(Assumption("$p < 1$", p < 1),))
+    assert dataclasses.replace(geometric, name="geometric_at_one", assumptions=()).check().status is \
+        Status.REFUTED  # undefined at p = 1
     report = geometric.check()
     assert report.status is Status.UNPROVED
     assert not report.status.passed

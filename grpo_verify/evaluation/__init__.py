@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from grpo_verify.evaluation.points import Distribution, Filler, Point, declared_lower_bound, hint_of, lower_bounds
+from grpo_verify.evaluation.points import (Distribution, Filler, Point, declared_lower_bound, hint_of, lower_bounds,
+                                           real_bounds)
 from grpo_verify.evaluation.values import NoValue, Undefined, sign, symbols_of, value
 
 SPAN = 6  # sizes from the lower bound to the bound + SPAN
@@ -82,9 +83,20 @@ def _admissible(filler: Filler, conditions, equations, identities, quantified) -
         for eq, variables in identities:
             if not _identity(filler, eq, variables):
                 return False
+        return all(_declared(x, v) for x, v in filler.point.values.items())
     except NoValue:
         return False
-    return True
+
+
+def _declared(x, v) -> bool:
+    """Whether the value ``v`` has ``x``'s declared type (checked again after the equations are solved)."""
+    if not isinstance(x, sp.Symbol) or not v.is_number:
+        return True
+    if x.is_integer and not v.is_integer:
+        return False
+    return not ((x.is_positive and sign(v) <= 0) or (x.is_negative and sign(v) >= 0) or (x.is_nonnegative and sign(v) < 0)
+                or (x.is_nonpositive and sign(v) > 0) or (x.is_nonzero and sign(v) == 0)
+                or (x.is_even and not v.is_even) or (x.is_odd and not v.is_odd))
 
 
 def _identity(filler: Filler, eq, variables) -> bool:
@@ -107,13 +119,17 @@ def _identity(filler: Filler, eq, variables) -> bool:
     return True
 
 
-def _plans(symbols, bounds):
-    """Size assignments: each integer symbol through its lower bound .. bound + SPAN (the others free)."""
+def _plans(symbols, bounds, listed=None):
+    """Size assignments: each integer symbol through its lower bound .. bound + SPAN (the others free), of the
+    declared parity; a result checked value by value only at its listed values."""
+    if listed is not None:
+        return [{listed.symbol: sp.Integer(v)} for v in listed.values]
     plans = [{}]
     for s in symbols:
         b = bounds.get(s, declared_lower_bound(s))
         b = int(b) if b is not None and b != -sp.oo else -2
-        plans += [{s: sp.Integer(v)} for v in range(b, b + SPAN + 1)]
+        plans += [{s: sp.Integer(v)} for v in range(b, b + SPAN + 1)
+                  if not (s.is_even and v % 2) and not (s.is_odd and not v % 2)]
     return plans
 
 
@@ -152,16 +168,17 @@ def _evaluate(result, seed: int) -> Verdict:
     all_formulas = conditions + [e for e, _ in equations + identities] + [f for _, f in quantified]
     symbols = _statement_symbols(result, all_formulas)
     bounds = lower_bounds(conditions)
+    intervals = real_bounds(conditions)
     rng = random.Random(seed)
     checked, sizes, points, links = 0, {s: set() for s in symbols}, [], {}
-    for plan in _plans(symbols, bounds):
+    for plan in _plans(symbols, bounds, result.for_each or result.fallback):
         found = 0
         for attempt in range(TRIES * 4):
             if found >= TRIES:
                 break
             scale = max([4] + [int(v) + 3 for v in plan.values()])
             filler = Filler(hint_of(result, plan), random.Random(rng.random()), [e for e, _ in equations], plan,
-                            [e for e, _ in identities], scale)
+                            [e for e, _ in identities], scale, intervals)
             filler.resolve()
             if not _admissible(filler, conditions, equations, identities, quantified):
                 continue

@@ -67,8 +67,38 @@ class Point:
                      {**self.varying, base: table}, self.fill)
 
 
-def _random_value(x, rng: random.Random, scale: int = 4):
-    """A random rational of ``x``'s declared type (integers up to ``scale``)."""
+def _random_value(x, rng: random.Random, scale: int = 4, bounds: dict | None = None):
+    """A random rational of ``x``'s declared type (integers up to ``scale``, reals inside the constant bounds
+    the assumptions give, when there are some)."""
+    lo, hi = (bounds or {}).get(x, (None, None))
+    if (lo is not None or hi is not None) and not x.is_integer:
+        if lo is None and (x.is_positive or x.is_nonnegative):
+            lo = sp.Integer(0)
+        if hi is None and (x.is_negative or x.is_nonpositive):
+            hi = sp.Integer(0)
+        lo = lo if lo is not None else hi - 5
+        hi = hi if hi is not None else lo + 5
+        if rng.random() < 0.4:  # the ends, the middle and small numbers: where equalities and kinks sit
+            special = [v for v in (lo, hi, (lo + hi) / 2, 0, 1, -1, sp.Rational(1, 2)) if lo <= v <= hi and _fits(x, v)]
+            if special:
+                return sp.Integer(1) * rng.choice(special)
+        return lo + (hi - lo) * sp.Rational(rng.randint(1, 98), 99)
+    if not x.is_integer and rng.random() < 0.25:
+        special = [v for v in (0, 1, -1, sp.Rational(1, 2), 2) if _fits(x, v)]
+        if special:
+            return sp.Integer(1) * rng.choice(special)
+    v = _random_integer_like(x, rng, scale)
+    if x.is_even and v.is_odd or x.is_odd and v.is_even:
+        v += 1
+    return v
+
+
+def _fits(x, v) -> bool:
+    return not ((x.is_positive and v <= 0) or (x.is_negative and v >= 0) or (x.is_nonnegative and v < 0)
+                or (x.is_nonpositive and v > 0) or (x.is_nonzero and v == 0))
+
+
+def _random_integer_like(x, rng: random.Random, scale: int):
     integer = x.is_integer
     v = sp.Integer(rng.randint(1, scale)) if integer else sp.Rational(rng.randint(1, 40), rng.randint(1, 12))
     if x.is_positive:
@@ -82,6 +112,23 @@ def _random_value(x, rng: random.Random, scale: int = 4):
     if x.is_nonzero:
         return v if rng.random() < 0.5 else -v
     return v * rng.choice((1, -1)) - (1 if integer and rng.random() < 0.3 else 0)
+
+
+def real_bounds(formulas) -> dict:
+    """Constant bounds (lo, hi) of real symbols, from the assumptions (to draw points inside them)."""
+    out: dict = {}
+    for f in formulas:
+        for g in sp.And.make_args(f):
+            if not isinstance(g, (sp.Ge, sp.Gt, sp.Le, sp.Lt)):
+                continue
+            big, small = (g.lhs, g.rhs) if isinstance(g, (sp.Ge, sp.Gt)) else (g.rhs, g.lhs)
+            if isinstance(big, sp.Symbol) and small.is_Rational and not big.is_integer:
+                lo, hi = out.get(big, (None, None))
+                out[big] = (small if lo is None else max(lo, small), hi)
+            elif isinstance(small, sp.Symbol) and big.is_Rational and not small.is_integer:
+                lo, hi = out.get(small, (None, None))
+                out[small] = (lo, big if hi is None else min(hi, big))
+    return {s: b for s, b in out.items() if b[0] is None or b[1] is None or b[0] < b[1]}
 
 
 def lower_bounds(formulas) -> dict:
@@ -110,9 +157,11 @@ def declared_lower_bound(s) -> int | None:
 class Filler:
     """Builds a point lazily from a hint and random choices, resolving defining equations."""
 
-    def __init__(self, hint: dict, rng: random.Random, equations, sizes: dict, identities=(), scale: int = 4):
+    def __init__(self, hint: dict, rng: random.Random, equations, sizes: dict, identities=(), scale: int = 4,
+                 bounds: dict | None = None):
         self.rng = rng
         self.scale = scale
+        self.bounds = bounds or {}
         self.point = Point()
         self.fixed = set()
         for key, v in {**hint, **sizes}.items():
@@ -207,7 +256,7 @@ class Filler:
     def _provide(self, kind, e, index=None):
         """A missing value, drawn at random (the point is filled lazily)."""
         if kind == "symbol":
-            self.point.values[e] = _random_value(e, self.rng, self.scale)
+            self.point.values[e] = _random_value(e, self.rng, self.scale, self.bounds)
             return self.point.values[e]
         if kind == "entry":
             v = _random_value(e, self.rng, self.scale)
@@ -220,8 +269,16 @@ class Filler:
             xs = [sp.Dummy() for _ in e.args]
             self.point.functions[e.func] = sp.Lambda(tuple(xs), _random_value(e, self.rng))
             return self.point.functions[e.func]
-        self.point.distributions[type(e)] = self._distribution(type(e), e)
-        return self.point.distributions[type(e)]
+        operator = type(e)
+        # an i.i.d. operator and its one-rollout operator share one distribution
+        shared = self.point.distributions.get(getattr(operator, "single", None)) or next(
+            (d for op, d in self.point.distributions.items() if getattr(op, "single", None) is operator), None)
+        self.point.distributions[operator] = shared if isinstance(shared, Distribution) else \
+            self._distribution(operator, e)
+        single = getattr(operator, "single", None)
+        if single is not None and single not in self.point.distributions:
+            self.point.distributions[single] = self.point.distributions[operator]
+        return self.point.distributions[operator]
 
     def _distribution(self, operator, e):
         sizes = [int(v) for v in self.point.values.values() if v.is_Integer and 0 < v <= 12]

@@ -285,6 +285,10 @@ def _derivative_at(e, point, bound):
     if isinstance(variables[0], sp.Indexed):
         base = variables[0].base
         index = tuple(int(value(i, point, bound)) for i in variables[0].indices)
+        try:  # evaluating once fills the entries the function reads
+            value(e.expr, point, bound)
+        except NoValue:
+            pass
         table = point.families.get(base)
         if not isinstance(table, dict) or not table:
             raise NoValue(f"no entries of {base} to differentiate in")
@@ -292,14 +296,24 @@ def _derivative_at(e, point, bound):
         xs = {k: sp.Dummy(f"x{k}") for k in table}
         here = point.with_varying(base, xs)
         f = _explicit(e.expr, here, bound, set(xs.values()))
+        if index not in xs:
+            raise NoValue(f"no entry {index} of {base}")
         x = xs[index]
-        df = sp.diff(f, *[(x, n) for _v, n in e.variable_count])
+        try:
+            df = sp.diff(f, *[(x, n) for _v, n in e.variable_count])
+        except Exception as exc:  # noqa: BLE001 - SymPy cannot differentiate it (a kink)
+            raise NoValue(f"no derivative: {exc}") from exc
         return _number(df.xreplace({xs[k]: table[k] for k in xs}))
     keep = {v: sp.Dummy(str(v)) for v in dict.fromkeys(variables)}
     at = {v: value(v, point, bound) for v in keep}
     inner = {k: w for k, w in bound.items() if k not in keep}
     f = _explicit(e.expr.xreplace(keep), point, inner, set(keep.values()))
-    df = sp.diff(f, *[(keep[v], n) for v, n in e.variable_count])
+    try:
+        df = sp.diff(f, *[(keep[v], n) for v, n in e.variable_count])
+    except Exception as exc:  # noqa: BLE001 - SymPy cannot differentiate it (a kink)
+        raise NoValue(f"no derivative: {exc}") from exc
+    if df.has(sp.Derivative, sp.Subs, sp.Heaviside, sp.sign):
+        raise NoValue("no derivative in closed form here (a kink)")
     return _number(df.xreplace({keep[v]: at[v] for v in keep}))
 
 

@@ -54,12 +54,13 @@ def _atomize(e, table: dict, roots: dict):
 
 
 def _exponential(e):
-    """exp(sum k_i t_i) as [(exp(t_i), k_i)], and b**(sum k_i t_i + c) for a rational b > 0 as
-    [(b**t_i, k_i), (b**c, 1)], for integers k_i (exp(a + b) = exp(a) exp(b), exp(k a) = exp(a)**k; the same
-    for a positive base); None when there is nothing to split."""
+    """exp(sum k_i t_i) as [(exp(t_i), k_i)], and b**(sum k_i t_i + c) for a rational b > 0 or a symbol declared
+    positive as [(b**t_i, k_i), (b**c, 1)], for integers k_i (exp(a + b) = exp(a) exp(b), exp(k a) = exp(a)**k;
+    the same for a positive base); None when there is nothing to split."""
     if isinstance(e, sp.exp):
         base, exponent = None, e.args[0]
-    elif isinstance(e, sp.Pow) and e.base.is_Rational and e.base > 0 and not e.exp.is_number:
+    elif isinstance(e, sp.Pow) and not e.exp.is_number and ((e.base.is_Rational and e.base > 0) or (
+            isinstance(e.base, sp.Symbol) and e.base.is_positive)):
         base, exponent = e.base, e.exp
     else:
         return None
@@ -144,12 +145,12 @@ class _Z3:
             self.facts.append(x >= 0)
         elif not sp.sympify(e).free_symbols and e.is_number:
             try:
-                value = sp.N(e, 40)
+                value = sp.N(e, 60)
             except Exception:  # noqa: BLE001
                 return
             if value.is_real and value.is_Number:
                 mid = sp.Rational(str(value))
-                margin = sp.Rational(1, 10 ** 30)
+                margin = (abs(mid) + 1) / sp.Integer(10) ** 40  # relative: 60 digits, 20 of them to spare
                 self.facts += [x > _q(mid - margin), x < _q(mid + margin)]
 
     def term(self, e):

@@ -79,6 +79,8 @@ def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
         _smooth(e.expr, [v for v, _ in e.variable_count], None, ranges, hidden, out)
         return
     if isinstance(e, sp.Piecewise):
+        if e.args[-1][1] is not sp.true:  # some branch must apply
+            need(sp.Or(*[cond for _b, cond in e.args]), "a Piecewise defined only where one of its conditions holds")
         earlier = []
         for branch, cond in e.args:
             _collect(cond, ranges, hidden, out)

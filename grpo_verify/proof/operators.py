@@ -92,4 +92,6 @@ class IidExpectation(Expectation):
     @classmethod
     def over_rollouts(cls, name: str, single: type, *families: sp.IndexedBase,
                       latex: str = r"\mathbb{E}_{\mathrm{iid}}") -> type:
+        if not set(families) <= set(single.random):
+            raise ValueError(f"{name}: one rollout's operator {single.__name__} must bind every family of it")
         return type(name, (cls,), {"random": tuple(families), "single": single, "latex_name": latex})

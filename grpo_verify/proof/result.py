@@ -326,7 +326,7 @@ class Result:
 
     def __setattr__(self, key: str, value) -> None:
         # the kernel caches its report: a statement changed after checking would keep a stale verdict
-        if key in self._STATEMENT and self.__dict__.get("_frozen"):
+        if (key in self._STATEMENT or key == "_report") and self.__dict__.get("_frozen"):
             raise AttributeError(f"{self.name}: a Result is immutable once built ({key} cannot change)")
         super().__setattr__(key, value)
 
@@ -353,7 +353,7 @@ class Result:
     def check(self, *, refresh: bool = False) -> "ResultReport":
         """The kernel's report; cached, since results are immutable once defined."""
         if self._report is None or refresh:
-            self._report = checking.check(self)
+            object.__setattr__(self, "_report", checking.check(self))
         return self._report
 
     def at(self, values: dict) -> Instance:
@@ -374,7 +374,7 @@ class Result:
         clone = Result.__new__(Result)
         clone.__dict__.update(self.__dict__)
         clone.__dict__["assumptions"] = tuple(a for a in self.assumptions if a is not assumption)
-        clone._report = None
+        object.__setattr__(clone, "_report", None)
         return clone
 
 

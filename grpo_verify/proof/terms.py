@@ -110,9 +110,11 @@ def _check(e: sp.Basic, where: str) -> None:
             if not (count.is_Integer and count >= 1):
                 raise KernelError(f"{where}: the order of a derivative must be a positive integer")
     elif isinstance(e, sp.Subs):
-        for v in e.variables:
+        for v, p in zip(e.variables, e.point):
             if not isinstance(v, sp.Symbol) or v.is_real is not True:
                 raise KernelError(f"{where}: Subs binds real symbols, not {v}")
+            if v.is_integer and not integer_valued(p):
+                raise KernelError(f"{where}: Subs gives the integer {v} the value {p}, not an integer")
     elif isinstance(e, sp.Lambda):
         pass  # only inside a SquareMatrix (checked there)
     elif isinstance(e, SquareMatrix):
@@ -207,6 +209,18 @@ def canon(e, depth: int = 0, sink: list | None = None):
     return _canon(e, depth, (), sink if sink is not None else [])
 
 
+def canon_written(e, sink: list | None = None):
+    """The term with its bound variables renamed as in ``canon`` but every node kept as written (SymPy's
+    evaluation off): its definedness obligations are those of what was written, before a constructor turns
+    x/x into 1; a point substituted for a variable that does not occur is kept as ``0 * point``."""
+    with sp.evaluate(False):
+        return _canon(e, 0, (), sink if sink is not None else [])
+
+
+def _writing() -> bool:
+    return not sp.core.parameters.global_parameters.evaluate
+
+
 def outermost(e):
     """(body, index, lo, hi) of a sum or product: its last limit is the outermost; the body keeps the others."""
     *inner, (v, lo, hi) = e.limits
@@ -275,7 +289,10 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
         body = _canon(inner.xreplace(dict(zip(e.variables, fresh))), depth, ranges, local)
         at = dict(zip(fresh, point))
         sink += [(subst(c, at), tuple((d, subst(lo, at), subst(hi, at)) for d, lo, hi in r)) for c, r in local]
-        return _canon(subst(body, at), depth, ranges, [])
+        value = _canon(subst(body, at), depth, ranges, [])
+        if _writing():  # the points must be defined even where the variable does not occur
+            return sp.Add(value, *[sp.Mul(0, p) for p in point])
+        return value
     return _rebuilt(e, [_canon(a, depth, ranges, sink) for a in e.args])
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from grpo_verify.proof import relations as rel
 
@@ -27,9 +28,8 @@ from grpo_verify.proof import arith, definedness, rules as R
 from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
 from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in
-from grpo_verify.proof.terms import (KernelError, canon, canonical_dummy, check, depth_of, expand_computations,
-                                     free_symbols,
-                                     integer_valued, subst)
+from grpo_verify.proof.terms import (KernelError, canon, canon_written, canonical_dummy, check, depth_of,
+                                     expand_computations, free_symbols, integer_valued, subst)
 
 _TOKEN = object()
 
@@ -98,10 +98,12 @@ class Context:
         self.hyps = frozenset(hyps)
         self.model = model
         self.pointwise = [h.formula for h in self.hyps if not h.index]
-        # a hypothesis presupposes that what it mentions is defined (1/x > 0 gives x != 0)
+        # a relation presupposes that what it mentions is defined (1/x > 0 gives x != 0); a disjunction
+        # does not (its other disjunct may hold where this one is undefined)
         for f in list(self.pointwise):
-            self.pointwise += [o.condition for o in definedness.obligations(f)
-                               if o.condition is not None and not o.ranges and not o.hidden]
+            if isinstance(f, sp.Rel):
+                self.pointwise += [o.condition for o in definedness.obligations(f)
+                                   if o.condition is not None and not o.ranges and not o.hidden]
         self.quantified = [h for h in self.hyps if h.index]
         self._cache: dict = {}
 
@@ -138,14 +140,17 @@ class Context:
             local += [rel.Ge(d, lo), rel.Le(d, hi)]
             for q in self.quantified:
                 qd, qlo, qhi = q.index
+                if random_in(q.formula, hidden):
+                    continue  # about the sampled values: says nothing inside the expectation
                 if self.prove(rel.Ge(lo, qlo), ranges[:n], hidden) and self.prove(rel.Le(hi, qhi), ranges[:n], hidden):
                     local.append(subst(q.formula, {qd: d}))
         return arith.entails(usable + local, cond, facts)
 
 
 def _has_operator(e) -> bool:
-    return any(isinstance(n, (sp.Sum, sp.Product, sp.Derivative, sp.Subs)) or type(n).__module__.startswith(
-        "grpo_verify") for n in sp.preorder_traversal(e))
+    return any(isinstance(n, (sp.Sum, sp.Product, sp.Derivative, sp.Subs, AppliedUndef, sp.Indexed))
+               or (getattr(type(n), "__module__", None) or "").startswith("grpo_verify")
+               for n in sp.preorder_traversal(e))
 
 
 class Theorem:
@@ -388,13 +393,18 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
         raise Unproved("a citation was not discharged under this step's hypotheses")
     check(previous, "a step"), check(nxt, "a step")
     declared: list = []
-    a0, b0 = canon(previous, sink=declared), canon(nxt, sink=declared)
+    written = [canon_written(previous, declared), canon_written(nxt, declared)]
+    a0, b0 = canon(previous), canon(nxt)
+    for side in (a0, b0):
+        if any(isinstance(x, sp.Basic) and x.has(sp.zoo, sp.nan, sp.oo, -sp.oo, sp.I)
+               for x in (side if isinstance(side, sp.MatrixBase) else [side])):
+            raise Unproved(f"a side is not a real number once built: {sp.sstr(side)[:80]}")
     for condition, ranges in declared:
         if not ctx.prove(condition, ranges):
             raise Unproved(f"a bound variable's declaration is not met: needs {sp.sstr(condition)}")
     normal = tuple(r for r in rules if r.kind == "normal")
     eqs = [c for c in cited if c.relation == "="]
-    for side in (a0, b0):
+    for side in (*written, a0, b0):  # what was written, and what SymPy built of it
         discharge_definedness(side, ctx, rules, eqs)
     local = R.Local(ctx, rules=rules)
     given = [_RELATIONS[c.relation](c.lhs, c.rhs) for c in cited if c.relation != "="]
@@ -522,7 +532,7 @@ def mean_value_contexts(ctx: Context, x, point, lhs, relation, rhs):
     if relation not in (">=", "<="):
         raise Unproved("the mean-value rule proves >= or <=")
     if not isinstance(x, sp.Symbol) or x.is_real is not True or x.is_integer or (
-            (x.is_nonnegative or x.is_nonpositive) and not (x.is_positive or x.is_negative)):
+            (x.is_nonnegative or x.is_nonpositive or x.is_nonzero) and not (x.is_positive or x.is_negative)):
         raise Unproved(f"the mean-value rule runs over a real variable with an open declared domain, not {x}")
     point = canon(sp.sympify(point))
     if x in free_symbols(point):
@@ -589,8 +599,9 @@ _MODEL_RULES = (R.RULES["sum_with_numeric_limits_is_written_out"], R.RULES["delt
                                                           R.calculus.DIFFERENTIATION])
 
 
-def _at_model(e, model: Model):
-    e = subst(e, {k: v for k, v in model.values.items()})
+def _at_model(e, model: Model, keep=()):
+    """``e`` at the model; the variables ``keep`` (those an equation holds for every value of) stay."""
+    e = subst(e, {k: v for k, v in model.values.items() if k not in keep})
     for f, lam in model.functions.items():
         e = e.replace(f, lam)
     return _entries(e, model, frozenset())
@@ -627,6 +638,9 @@ def has_model(ctx: Context, model: Model) -> bool:
         body = lam.expr
         if f(*lam.variables).is_integer and not integer_valued(body):
             return False
+        for o in definedness.obligations(body):  # a function is defined everywhere
+            if o.condition is None or not plain.prove(o.condition, o.ranges, o.hidden):
+                return False
         for key, test in _SIGN_TESTS:
             if getattr(f(*lam.variables), f"is_{key}") and not plain.prove(test(body, 0)):
                 return False
@@ -658,7 +672,7 @@ def has_model(ctx: Context, model: Model) -> bool:
             instances = [formula]
         for f in instances:
             for _ in range(3):  # written-out sums reveal entries to fill in
-                f = canon(_at_model(f, model))
+                f = canon(_at_model(f, model, h.every))
                 f = rel.rebuilt(f, [R.normalize(canon(a), local) for a in f.args]) if isinstance(f, sp.Rel) else f
             if h.every:
                 if f is not sp.true and not (isinstance(f, sp.Eq) and arith.ring_zero(f.lhs - f.rhs)):

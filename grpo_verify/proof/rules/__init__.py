@@ -20,6 +20,7 @@ derivative, an expectation or a matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Callable
 
 import sympy as sp
@@ -51,8 +52,13 @@ class Rule:
         return self.name + (f"({', '.join(sp.sstr(a) for a in self.args)})" if self.args else "")
 
 
+_CLOSED = []  # set once every rule module is loaded: no rule can be registered afterwards
+
+
 def rule(kind: str) -> Callable:
     def register(fn: Callable) -> Rule:
+        if _CLOSED or not fn.__module__.startswith(__name__ + "."):
+            raise ValueError(f"{fn.__name__}: kernel rules are registered only by the modules of {__name__}")
         if fn.__name__ in RULES:
             raise ValueError(f"two kernel rules named {fn.__name__}")
         RULES[fn.__name__] = Rule(fn.__name__, kind, fn)
@@ -112,7 +118,7 @@ def children(e, local: Local):
         return
     if isinstance(e, sp.Subs):
         # a strict sign of the point holds on a neighbourhood of it, where the derivative is decided
-        near = tuple(sign(v, 0) for v, p in zip(e.variables, e.point) for sign in (rel.Gt, rel.Lt)
+        near = tuple(sign(v, 0) for v, p in zip(e.variables, e.point) for sign in (rel.Gt, rel.Lt, rel.Ne)
                      if local.prove(sign(p, 0)))
         yield 0, e.expr, local.under(depth=local.depth + len(e.variables), facts=local.facts + near)
         for n, p in enumerate(e.point):
@@ -213,6 +219,8 @@ def _load_all() -> None:
 
 
 _load_all()
+_CLOSED.append(True)
+RULES = MappingProxyType(RULES)  # read-only from here on
 
 globals().update(RULES)  # rules.sum_linearity, ... for the derivations' steps
 DIFFERENTIATION = calculus.DIFFERENTIATION  # the derivative rules, as one bundle

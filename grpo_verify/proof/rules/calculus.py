@@ -11,6 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from grpo_verify.proof import relations as rel
+from grpo_verify.proof.operators import Expectation
 from sympy.core.function import AppliedUndef
 
 from grpo_verify.proof.rules import normalize, rule
@@ -26,6 +27,9 @@ def _variable(e):
 
 
 def depends(x, v) -> bool:
+    """Whether ``x`` may vary with ``v``: an expectation always may (its distribution can depend on it)."""
+    if any(isinstance(n, Expectation) for n in sp.preorder_traversal(x)):
+        return True
     if isinstance(v, sp.Indexed):
         return any(isinstance(n, sp.Indexed) and n.base == v.base for n in sp.preorder_traversal(x))
     return v in free_symbols(x)

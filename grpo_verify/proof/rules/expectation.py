@@ -65,8 +65,8 @@ def iid_sum_moments(e, local):
     factors of n (n - 1) ... (n - |P| + 1) prod_{B in P} E_1[prod_{m in B} f_m(X_1)] (the index tuples whose
     equal entries form the blocks of P number n (n-1)...(n-|P|+1); distinct rollouts are independent and
     each is distributed as rollout 1)."""
-    if not isinstance(e, IidExpectation):
-        return None
+    if not isinstance(e, IidExpectation) or not set(e.random) <= set(e.single.random):
+        return None  # one rollout's operator must bind every family the i.i.d. one does
     bases = set(e.random)
     out = []
     for term in sp.Add.make_args(expand_in_atoms(e.args[0])):

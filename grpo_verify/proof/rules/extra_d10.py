@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from grpo_verify.proof import relations as rel
 from grpo_verify.proof.arith import expand_in_atoms
 from grpo_verify.proof.rules import rule
 from grpo_verify.proof.terms import integer_valued
@@ -39,7 +40,7 @@ def powers_of_a_common_base_multiply(e, local):
                 if isinstance(f, sp.Pow) and not f.exp.is_number]
     if not symbolic:
         return None
-    monomials, changed = [], False
+    monomials = []
     for m in sp.Add.make_args(expanded):
         groups: dict = {}
         order = []
@@ -55,10 +56,9 @@ def powers_of_a_common_base_multiply(e, local):
         for base in order:
             exps = groups[base]
             if len(exps) > 1 and any(not x.is_number for x in exps) and (
-                    local.prove(sp.Gt(base, 0)) or (all(integer_valued(x) for x in exps)
-                                                    and local.prove(sp.Ne(base, 0)))):
+                    local.prove(rel.Gt(base, 0)) or (all(integer_valued(x) for x in exps)
+                                                    and local.prove(rel.Ne(base, 0)))):
                 factors.append(sp.Pow(base, sp.expand(sp.Add(*exps))))
-                changed = True
             else:
                 factors += [sp.Pow(base, x) for x in exps]
         monomials.append(sp.Mul(*factors))
