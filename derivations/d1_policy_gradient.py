@@ -17,7 +17,7 @@ parameter $\theta$ is one coordinate of the parameter vector, so every identity 
 import sympy as sp
 
 from .notation import t
-from grpo_verify.proof import Assumption, Remark, Result, Step
+from grpo_verify.proof import Assumption, Remark, Result, Step, rules
 
 # -- symbols local to this family -----------------------------------------------------------------
 a, b_idx, c = sp.symbols("a b c", integer=True, positive=True)  # outcome indices
@@ -47,6 +47,18 @@ def expected(body: sp.Expr) -> sp.Expr:
 
 score = sp.Derivative(sp.log(pi(a, theta)), theta)
 
+DIFFERENTIATION = rules.DIFFERENTIATION
+
+
+def _normalised_model(sizes: dict) -> dict:
+    """A model of the normalisation for every theta, depending on theta: pi(a, theta) =
+    (1 + (2a - K - 1) theta^2 / (2K (1 + theta^2))) / K is positive for every a >= 1 and sums to 1 over
+    a = 1..K for every theta (the coefficients 2a - K - 1 sum to 0)."""
+    size = int(sizes.get(K, 3))
+    wobble = (2 * a - size - 1) * theta**2 / (2 * size * (1 + theta**2))
+    return {K: size, pi: sp.Lambda((a, theta), (1 + wobble) / size)}
+
+
 # -- general finite outcome space -----------------------------------------------------------------
 score_function_identity = Result(
     name="score_function_identity",
@@ -57,9 +69,9 @@ score_function_identity = Result(
     assumptions=(POSITIVE,),
     steps=(
         Step(sp.Sum(rew(a) * sp.Derivative(pi(a, theta), theta), (a, 1, K)), "derivative of a finite sum",
-             "The sum has finitely many terms and the reward does not depend on $\\theta$."),
+             "The sum has finitely many terms and the reward does not depend on $\\theta$.", by=DIFFERENTIATION),
         Step(expected(rew(a) * score), "log-derivative trick",
-             "$\\nabla \\pi = \\pi \\nabla \\log \\pi$ because $\\pi > 0$."),
+             "$\\nabla \\pi = \\pi \\nabla \\log \\pi$ because $\\pi > 0$.", by=DIFFERENTIATION),
     ),
 )
 
@@ -72,12 +84,14 @@ baseline_has_zero_expected_score = Result(
     assumptions=(POSITIVE, NORMALISED, CONSTANT_BASELINE),
     steps=(
         Step(b * sp.Sum(sp.Derivative(pi(a, theta), theta), (a, 1, K)), "log-derivative trick",
-             "$\\pi \\nabla \\log \\pi = \\nabla \\pi$ and $b$ is constant in $a$."),
+             "$\\pi \\nabla \\log \\pi = \\nabla \\pi$ and $b$ is constant in $a$.",
+             by=(*DIFFERENTIATION, rules.sum_linearity)),
         Step(b * sp.Derivative(sp.Sum(pi(a, theta), (a, 1, K)), theta), "derivative of a finite sum",
-             "Exchange the finite sum and the derivative."),
+             "Exchange the finite sum and the derivative.", by=DIFFERENTIATION),
         Step(sp.Integer(0), "normalisation", "The probabilities sum to the constant 1 for every $\\theta$.",
-             using=(NORMALISED,)),
+             using=(NORMALISED,), by=DIFFERENTIATION),
     ),
+    model=_normalised_model,
 )
 
 baselined_policy_gradient_is_unbiased = Result(
@@ -88,12 +102,14 @@ baselined_policy_gradient_is_unbiased = Result(
     rhs=sp.Derivative(expected(rew(a)), theta),
     assumptions=(POSITIVE, NORMALISED, CONSTANT_BASELINE),
     steps=(
-        Step(expected(rew(a) * score) - expected(b * score), "linearity of the expectation"),
+        Step(expected(rew(a) * score) - expected(b * score), "linearity of the expectation",
+             by=(rules.sum_linearity,)),
         Step(expected(rew(a) * score), "baseline_has_zero_expected_score",
              "The baseline term vanishes.", using=(baseline_has_zero_expected_score,)),
         Step(sp.Derivative(expected(rew(a)), theta), "score_function_identity",
              "Read the score-function identity backwards.", using=(score_function_identity,)),
     ),
+    model=_normalised_model,
 )
 
 # -- softmax with K = 3 logits, exactly ------------------------------------------------------------
@@ -102,6 +118,14 @@ _z3 = sum(sp.exp(x) for x in _logits3)
 softmax3 = [sp.exp(x) / _z3 for x in _logits3]  # pi_1, pi_2, pi_3
 rew3 = [rew(1), rew(2), rew(3)]
 _expected_reward3 = sum(p * f for p, f in zip(softmax3, rew3))
+# logits log 1, log 2, log 3: the softmax (1/6, 1/3, 1/2) and every derivative are rational there, so the
+# evaluator compares exactly (a hint for its points only; the results have no assumptions)
+_LOGITS3_AT_LOGS = {th1: sp.Integer(0), th2: sp.log(2), th3: sp.log(3)}
+
+
+def _delta3(p: int, q: int) -> sp.Expr:
+    """delta_{p+1, q+1} for 0-based p, q, written unevaluated (the kernel's delta rule decides it)."""
+    return sp.KroneckerDelta(p + 1, q + 1, evaluate=False)
 
 
 def _gradient3(e: sp.Expr) -> sp.ImmutableMatrix:
@@ -109,14 +133,19 @@ def _gradient3(e: sp.Expr) -> sp.ImmutableMatrix:
     return sp.ImmutableMatrix([sp.Derivative(e, x) for x in _logits3])
 
 
+# the derivative rules, with log(e^theta_a / Z) = theta_a - log Z (both factors positive)
+_SOFTMAX_RULES = (*DIFFERENTIATION, rules.log_of_a_product_or_power, rules.delta_of_equal_or_distinct_values)
+
 softmax_log_derivative_is_delta_minus_probability_K3 = Result(
     name="softmax_log_derivative_is_delta_minus_probability_K3",
     doc="For the softmax over 3 logits, the matrix of $\\partial \\log \\pi_a / \\partial \\theta_b$ "
         "has entries $\\delta_{ab} - \\pi_b$.",
     lhs=sp.ImmutableMatrix(3, 3, lambda p, q: sp.Derivative(sp.log(softmax3[p]), _logits3[q])),
-    rhs=sp.ImmutableMatrix(3, 3, lambda p, q: sp.KroneckerDelta(p, q) - softmax3[q]),
+    rhs=sp.ImmutableMatrix(3, 3, lambda p, q: _delta3(p, q) - softmax3[q]),
     rule="differentiation, entrywise",
     why="$\\log \\pi_a = \\theta_a - \\log \\sum_c e^{\\theta_c}$.",
+    by=_SOFTMAX_RULES,
+    model=_LOGITS3_AT_LOGS,
 )
 
 score_function_identity_softmax_K3 = Result(
@@ -128,13 +157,18 @@ score_function_identity_softmax_K3 = Result(
     steps=(
         Step(sp.ImmutableMatrix([sum(softmax3[p] * rew3[p] * sp.Derivative(sp.log(softmax3[p]), x)
                                      for p in range(3)) for x in _logits3]),
-             "score_function_identity", "The log-derivative trick, termwise, on the explicit model."),
-        Step(sp.ImmutableMatrix([sum(softmax3[p] * rew3[p] * (sp.KroneckerDelta(p, q) - softmax3[q])
+             "score_function_identity", "The log-derivative trick, termwise, on the explicit model: both sides "
+             "differentiated by the derivative rules.", by=_SOFTMAX_RULES),
+        Step(sp.ImmutableMatrix([sum(softmax3[p] * rew3[p] * (_delta3(p, q) - softmax3[q])
                                      for p in range(3)) for q in range(3)]),
-             "softmax_log_derivative_is_delta_minus_probability_K3", "Insert the log-softmax derivative."),
+             "log-softmax derivative", "Insert $\\partial \\log \\pi_a / \\partial \\theta_b = \\delta_{ab} - \\pi_b$ "
+             "(as in softmax_log_derivative_is_delta_minus_probability_K3, by the same rules).",
+             by=_SOFTMAX_RULES),
         Step(sp.ImmutableMatrix([softmax3[q] * (rew3[q] - _expected_reward3) for q in range(3)]),
-             "collect terms", "The delta picks $a = b$; the rest is $\\pi_b E[r]$."),
+             "collect terms", "The delta picks $a = b$; the rest is $\\pi_b E[r]$.",
+             by=(rules.delta_of_equal_or_distinct_values,)),
     ),
+    model=_LOGITS3_AT_LOGS,
 )
 
 baseline_has_zero_expected_score_softmax_K3 = Result(
@@ -145,14 +179,18 @@ baseline_has_zero_expected_score_softmax_K3 = Result(
     rhs=sp.ZeroMatrix(3, 1).as_explicit().as_immutable(),
     assumptions=(CONSTANT_BASELINE,),
     steps=(
-        Step(sp.ImmutableMatrix([b * sum(softmax3[p] * (sp.KroneckerDelta(p, q) - softmax3[q]) for p in range(3))
+        Step(sp.ImmutableMatrix([b * sum(softmax3[p] * (_delta3(p, q) - softmax3[q]) for p in range(3))
                                  for q in range(3)]),
-             "softmax_log_derivative_is_delta_minus_probability_K3", "Insert the log-softmax derivative."),
+             "log-softmax derivative", "Insert $\\partial \\log \\pi_a / \\partial \\theta_b = \\delta_{ab} - \\pi_b$ "
+             "(as in softmax_log_derivative_is_delta_minus_probability_K3, by the same rules).",
+             by=_SOFTMAX_RULES),
         Step(sp.ImmutableMatrix([b * softmax3[q] * (1 - sum(softmax3)) for q in range(3)]),
-             "collect terms", "The delta picks $a = b$."),
+             "collect terms", "The delta picks $a = b$.",
+             by=(rules.delta_of_equal_or_distinct_values,)),
         Step(sp.ZeroMatrix(3, 1).as_explicit().as_immutable(), "normalisation",
              "The softmax probabilities sum to one."),
     ),
+    model=_LOGITS3_AT_LOGS,
 )
 
 # -- softmax with K logits, symbolic K ------------------------------------------------------------
@@ -169,14 +207,19 @@ softmax_log_derivative_is_delta_minus_probability = Result(
     assumptions=(B_IN_RANGE,),
     rule="differentiation",
     why="$\\log \\pi_a = \\theta_a - \\log \\sum_c e^{\\theta_c}$ and $\\partial \\theta_c / \\partial \\theta_b = "
-        "\\delta_{bc}$; the index $b$ lies in the range of the sum.",
-    using=(B_IN_RANGE,),
+        "\\delta_{bc}$; the index $b$ lies in the range of the sum ($K = b + n$, $n \\ge 0$), so the delta "
+        "sifts out $e^{\\theta_b}$; the sum of exponentials is positive.",
+    by=(*DIFFERENTIATION, rules.log_of_a_product_or_power, rules.sum_of_a_delta, rules.sum_of_signed_terms),
+    # logits theta_k = log k: the softmax is k / (K (K + 1)/2), rational, for the evaluator's exact comparison
+    model={logit: {k: sp.log(k) for k in range(1, 30)}},
 )
 
 # -- autoregressive factorisation -----------------------------------------------------------------
 TOKENS = Assumption("$\\pi_{tok}(t, \\theta) = \\pi_\\theta(o_t | q, o_{<t}) > 0$ for the sampled completion "
                     "$o = (o_1, \\dots, o_T)$, and $\\pi_\\theta(o|q) = \\prod_{t=1}^{T} \\pi_{tok}(t, \\theta)$")
 _sequence_probability = sp.Product(pi_tok(t, theta), (t, 1, T))
+# token probabilities e^(t theta): their logs are t theta, so the evaluator compares exactly (a hint only)
+_TOKEN_MODEL = {pi_tok: sp.Lambda((t, theta), sp.exp(t * theta))}
 
 log_sequence_probability_is_sum_of_token_log_probabilities = Result(
     name="log_sequence_probability_is_sum_of_token_log_probabilities",
@@ -185,7 +228,9 @@ log_sequence_probability_is_sum_of_token_log_probabilities = Result(
     rhs=sp.Sum(sp.log(pi_tok(t, theta)), (t, 1, T)),
     assumptions=(TOKENS,),
     rule="log of a product of positive factors",
-    why="Each token probability is positive.",
+    why="Each token probability is positive, so is their product.",
+    by=(rules.log_of_product_is_sum_of_logs, rules.sum_of_signed_terms),
+    model=_TOKEN_MODEL,
 )
 
 sequence_score_is_sum_of_token_scores = Result(
@@ -198,9 +243,12 @@ sequence_score_is_sum_of_token_scores = Result(
     steps=(
         Step(sp.Derivative(sp.Sum(sp.log(pi_tok(t, theta)), (t, 1, T)), theta),
              "log_sequence_probability_is_sum_of_token_log_probabilities",
-             using=(log_sequence_probability_is_sum_of_token_log_probabilities,)),
-        Step(sp.Sum(sp.Derivative(sp.log(pi_tok(t, theta)), theta), (t, 1, T)), "derivative of a finite sum"),
+             "It holds for every $\\theta$, so it rewrites inside the derivative.",
+             using=(log_sequence_probability_is_sum_of_token_log_probabilities,), by=(rules.sum_of_signed_terms,)),
+        Step(sp.Sum(sp.Derivative(sp.log(pi_tok(t, theta)), theta), (t, 1, T)), "derivative of a finite sum",
+             by=DIFFERENTIATION),
     ),
+    model=_TOKEN_MODEL,
 )
 
 sequence_policy_gradient_is_reward_times_sum_of_token_scores = Remark(

@@ -19,13 +19,13 @@ $\sum_j |o_j|$, asymmetric clip $(1 - \varepsilon_{low}, 1 + \varepsilon_{high})
 derivative of the clipped term at $\theta = \theta_{old}$ is admitted by the kernel's rule for kinks:
 each $\min$ and $\max$ either has no tie at that point or both of its arguments have the same slope
 there (the inner $\max$ and $\min$ of the clip are not tied at ratio 1; the outer $\min$ is, with equal
-slopes), so the function is differentiable there and SymPy's derivative formula gives its value.
+slopes), so the function is differentiable there and the derivative of the chosen argument is its value.
 """
 
 import sympy as sp
 
 from .notation import R, advantage, i, j, t
-from grpo_verify.proof import Assumption, MinimumAt, Remark, Result, Step
+from grpo_verify.proof import Assumption, MinimumAt, Remark, Result, Step, rules
 
 # -- symbols local to this family -----------------------------------------------------------------
 veps = sp.Symbol("varepsilon", positive=True)  # clip width (not the std stabiliser epsilon)
@@ -67,6 +67,8 @@ def at_old(e: sp.Expr) -> sp.Expr:
 
 
 CLIP = Assumption("the clip width is positive, $\\varepsilon > 0$")
+DIFFERENTIATION = rules.DIFFERENTIATION
+KINK = (rules.derivative_at_a_kink,)  # a Min/Max differentiated at a point where it is resolved
 inside = 1 - veps + 2 * veps / (1 + w)  # runs over (1 - eps, 1 + eps) as w runs over (0, oo)
 
 # -- the clipped term near rho = 1 -----------------------------------------------------------------
@@ -90,7 +92,7 @@ clip_interval_parametrisation_is_onto = Result(
     name="clip_interval_parametrisation_is_onto",
     doc="Every $\\rho \\in (1 - \\varepsilon, 1 + \\varepsilon)$ is $\\rho(w)$ for "
         "$w = (1 + \\varepsilon - \\rho)/(\\rho - 1 + \\varepsilon) > 0$; in particular $\\rho(1) = 1$.",
-    lhs=inside.subs(w, (1 + veps - rho) / (rho - 1 + veps)),
+    lhs=sp.Subs(inside, w, (1 + veps - rho) / (rho - 1 + veps)),  # rho(w) at w(rho), substituted by the kernel
     rhs=rho,
     assumptions=(CLIP, Assumption("$1 - \\varepsilon < \\rho < 1 + \\varepsilon$",
                                   sp.And(1 - veps < rho, rho < 1 + veps))),
@@ -106,6 +108,8 @@ clip_is_identity_inside_clip_interval = Result(
     assumptions=(CLIP, Assumption("$w > 0$, so $\\rho(w)$ runs over the open clip interval")),
     rule="min and max of comparable arguments",
     why="clip_interval_parametrisation_stays_above_lower_end and ..._below_upper_end decide both comparisons.",
+    using=(clip_interval_parametrisation_stays_above_lower_end, clip_interval_parametrisation_stays_below_upper_end),
+    by=(rules.min_max_abs_of_ordered_arguments,),
 )
 
 clipped_term_equals_ratio_term_inside_clip_interval = Result(
@@ -116,8 +120,9 @@ clipped_term_equals_ratio_term_inside_clip_interval = Result(
     rhs=inside * adv,
     assumptions=(CLIP, Assumption("$w > 0$, so $\\rho(w)$ runs over the open clip interval")),
     steps=(
-        Step(sp.Min(inside * adv, inside * adv, evaluate=False), "clip_is_identity_inside_clip_interval"),
-        Step(inside * adv, "min of equal arguments"),
+        Step(sp.Min(inside * adv, inside * adv, evaluate=False), "clip_is_identity_inside_clip_interval",
+             using=(clip_is_identity_inside_clip_interval,)),
+        Step(inside * adv, "min of equal arguments", by=(rules.min_max_abs_of_ordered_arguments,)),
     ),
 )
 
@@ -131,10 +136,13 @@ clipped_term_has_slope_A_at_ratio_one = Result(
     assumptions=(CLIP,),
     steps=(
         Step(sp.Subs(sp.Derivative(inside * adv, w) / sp.Derivative(inside, w), w, 1),
-             "clipped_term_equals_ratio_term_inside_clip_interval",
-             "The two functions agree for every $w > 0$, an open set containing $w = 1$, so their derivatives "
-             "agree there.", using=(clipped_term_equals_ratio_term_inside_clip_interval,)),
-        Step(adv, "differentiation", "The factor $A$ is constant."),
+             "derivative at a resolved kink",
+             "At $w = 1$ the ratio is $\\rho(1) = 1$, strictly inside $(1 - \\varepsilon, 1 + \\varepsilon)$: the clip's "
+             "max and min are not tied there and pick $\\rho$, and the outer min is tied between $\\rho A$ and "
+             "$\\rho A$, equal slopes; so the clipped term is differentiable at $w = 1$ with the derivative of "
+             "$\\rho A$ (as clipped_term_equals_ratio_term_inside_clip_interval says on all of $w > 0$). The "
+             "slope $d\\rho/dw = -\\varepsilon/2$ there is not 0.", by=(*KINK, *DIFFERENTIATION)),
+        Step(adv, "differentiation", "The factor $A$ is constant.", by=DIFFERENTIATION),
     ),
 )
 
@@ -149,6 +157,7 @@ ratio_gradient_at_old_policy_is_score = Result(
     rule="differentiation",
     why="$\\nabla (\\pi_\\theta/c) = \\nabla \\pi_\\theta / c$ and $c = \\pi_{\\theta_{old}}$ is the value of "
         "$\\pi_\\theta$ at $\\theta_{old}$.",
+    by=DIFFERENTIATION,
 )
 
 clipped_term_gradient_at_old_policy_is_advantage_times_score = Result(
@@ -158,8 +167,11 @@ clipped_term_gradient_at_old_policy_is_advantage_times_score = Result(
     rhs=adv * at_old(sp.log(pi(theta))),
     assumptions=(CLIP,),
     steps=(
-        Step(adv * at_old(pi(theta) / pi(theta_old)), "clipped_term_has_slope_A_at_ratio_one",
-             "Chain rule: the ratio is 1 at $\\theta_{old}$ and the clipped term has slope $A$ there."),
+        Step(adv * at_old(pi(theta) / pi(theta_old)), "derivative at a resolved kink",
+             "The ratio is 1 at $\\theta_{old}$, strictly inside the clip interval: the clip picks the ratio and the "
+             "outer min is tied with equal slopes, so the clipped term has the derivative of $\\rho A$ there (the "
+             "slope $A$ of clipped_term_has_slope_A_at_ratio_one, times the ratio's gradient).",
+             by=(*KINK, *DIFFERENTIATION)),
         Step(adv * at_old(sp.log(pi(theta))), "ratio_gradient_at_old_policy_is_score",
              using=(ratio_gradient_at_old_policy_is_score,)),
     ),
@@ -177,6 +189,7 @@ k3_slope_in_ratio_is_one_minus_reciprocal = Result(
     doc="$d(x - \\log x - 1)/dx = (x - 1)/x$: negative for $x < 1$, zero at $x = 1$, positive for $x > 1$.",
     lhs=sp.Derivative(k3(x), x), rhs=(x - 1) / x,
     rule="differentiation",
+    by=DIFFERENTIATION,
 )
 
 k3_is_strictly_convex_in_ratio = Result(
@@ -184,7 +197,8 @@ k3_is_strictly_convex_in_ratio = Result(
     doc="$d^2(x - \\log x - 1)/dx^2 = 1/x^2 > 0$ for $x > 0$.",
     lhs=sp.Derivative(k3(x), (x, 2)), rhs=sp.Integer(0), relation=">",
     assumptions=(Assumption("$x = \\pi_{ref}/\\pi_\\theta > 0$"),),
-    steps=(Step(1 / x**2, "differentiation"), Step(sp.Integer(0), "sign", "$x > 0$.", relation=">"),),
+    steps=(Step(1 / x**2, "differentiation", by=DIFFERENTIATION),
+           Step(sp.Integer(0), "sign", "$x > 0$.", relation=">"),),
 )
 
 k3_is_nonnegative = Result(
@@ -197,6 +211,7 @@ k3_is_nonnegative = Result(
     why="At $x = 1$ it is 0 (k3_vanishes_at_ratio_one); its slope $(x - 1)/x$ "
         "(k3_slope_in_ratio_is_one_minus_reciprocal) has the sign of $x - 1$, so it falls on $(0, 1]$ and rises "
         "on $[1, \\infty)$.",
+    by=DIFFERENTIATION,
 )
 
 k3_gradient_is_one_minus_ratio_times_score = Result(
@@ -206,6 +221,7 @@ k3_gradient_is_one_minus_ratio_times_score = Result(
     rhs=(1 - pi_ref / pi(theta)) * sp.Derivative(sp.log(pi(theta)), theta),
     assumptions=(Assumption("$\\pi_{ref} > 0$ does not depend on $\\theta$"),),
     rule="differentiation, chain rule",
+    by=DIFFERENTIATION,
 )
 
 k3_gradient_vanishes_at_reference_policy = Result(
@@ -217,7 +233,8 @@ k3_gradient_vanishes_at_reference_policy = Result(
     assumptions=(Assumption("$\\pi_{ref} = \\pi_{\\theta_{old}}$"),),
     steps=(
         Step(sp.Subs((1 - pi(theta_old) / pi(theta)) * sp.Derivative(sp.log(pi(theta)), theta), theta, theta_old),
-             "k3_gradient_is_one_minus_ratio_times_score"),
+             "k3_gradient_is_one_minus_ratio_times_score", "At $\\pi_{ref} = \\pi_{\\theta_{old}}$ (a positive value).",
+             using=(k3_gradient_is_one_minus_ratio_times_score.at({pi_ref: pi(theta_old)}),)),
         Step(sp.Integer(0), "evaluation", "$1 - \\pi_{\\theta_{old}}/\\pi_{\\theta_{old}} = 0$."),
     ),
 )
@@ -249,11 +266,16 @@ grpo_first_gradient_is_length_normalised_advantage_weighted_score = Result(
         Step(at_old(sp.Sum(sp.Sum(_ratio * A[i] - beta * k3(pi(i, t, theta_old) / pi(i, t, theta)),
                                   (t, 1, T(i))) / T(i), (i, 1, R)) / R),
              "clipped_term_gradient_at_old_policy_is_advantage_times_score",
-             "Each ratio is 1 at $\\theta_{old}$, where the clipped term has the gradient of $\\rho A$."),
+             "Each ratio is 1 at $\\theta_{old}$, strictly inside the clip interval, where the clipped term has "
+             "the gradient of $\\rho A$ (the kink rule, in every term of the sums).", by=KINK),
         Step(at_old(sp.Sum(sp.Sum(_ratio * A[i], (t, 1, T(i))) / T(i), (i, 1, R)) / R),
-             "k3_gradient_vanishes_at_reference_policy", "The KL term has zero gradient at $\\theta_{old}$."),
+             "k3_gradient_vanishes_at_reference_policy",
+             "The KL term has zero gradient at $\\theta_{old}$: termwise, its gradient "
+             "$(1 - \\pi_{\\theta_{old}}/\\pi_\\theta) \\nabla \\log \\pi_\\theta$ vanishes there (both sides "
+             "differentiated termwise, the constants taken out of the sums).", by=(*DIFFERENTIATION, rules.sum_linearity)),
         Step(sp.Sum(A[i] / T(i) * sp.Sum(_token_score, (t, 1, T(i))), (i, 1, R)) / R,
-             "ratio_gradient_at_old_policy_is_score", "Differentiate termwise; each ratio gives its score."),
+             "ratio_gradient_at_old_policy_is_score", "Differentiate termwise; each ratio gives its score.",
+             by=(*DIFFERENTIATION, rules.sum_linearity)),
     ),
 )
 
@@ -272,14 +294,17 @@ dr_grpo_first_gradient_is_unnormalised_advantage_weighted_score = Result(
     assumptions=(CLIP, ON_POLICY, DETACHED, FIRST_ITERATION,
                  Assumption("$L > 0$ is a constant, e.g. the maximum completion length")),
     steps=(
-        Step(at_old(sp.Sum(sp.Sum(_ratio * _dr_advantage, (t, 1, T(i))) / (R * L), (i, 1, R))),
+        Step(at_old(sp.Sum(sp.Sum(_ratio * _dr_advantage - beta * k3(pi(i, t, theta_old) / pi(i, t, theta)),
+                                  (t, 1, T(i))) / (R * L), (i, 1, R))),
              "clipped_term_gradient_at_old_policy_is_advantage_times_score",
-             "As for GRPO: clipped term replaced by the ratio term, KL term has zero gradient."),
+             "As for GRPO: the clipped term is differentiated as the ratio term at $\\theta_{old}$.", by=KINK),
+        Step(at_old(sp.Sum(sp.Sum(_ratio * _dr_advantage, (t, 1, T(i))) / (R * L), (i, 1, R))),
+             "k3_gradient_vanishes_at_reference_policy", "As for GRPO: the KL term has zero gradient at "
+             "$\\theta_{old}$; the advantage does not depend on $\\theta$.",
+             by=(*DIFFERENTIATION, rules.sum_linearity)),
         Step(sp.Sum(sp.Sum(_dr_advantage * _token_score, (t, 1, T(i))) / (R * L), (i, 1, R)),
-             "ratio_gradient_at_old_policy_is_score",
-             "The advantage is kept inside the token sum: pulling the group mean out of it makes SymPy merge "
-             "the nested sums into one whose inner limit depends on the outer index, which the index "
-             "renaming of the checker does not follow."),
+             "ratio_gradient_at_old_policy_is_score", "Differentiate termwise; each ratio gives its score.",
+             by=(*DIFFERENTIATION, rules.sum_linearity)),
     ),
 )
 
@@ -299,9 +324,12 @@ dapo_first_gradient_is_token_mean_advantage_weighted_score = Result(
     steps=(
         Step(at_old(sp.Sum(sp.Sum(_ratio * A[i], (t, 1, T(i))) / _total_tokens, (i, 1, R))),
              "clipped_term_gradient_at_old_policy_is_advantage_times_score",
-             "The argument is the same with an asymmetric clip interval containing 1 in its interior."),
+             "The argument is the same with an asymmetric clip interval containing 1 in its interior; the "
+             "total token count is a sum of positive lengths, so it is positive.",
+             by=(*KINK, rules.sum_of_signed_terms)),
         Step(sp.Sum(A[i] * sp.Sum(_token_score, (t, 1, T(i))), (i, 1, R)) / _total_tokens,
-             "ratio_gradient_at_old_policy_is_score"),
+             "ratio_gradient_at_old_policy_is_score", "Differentiate termwise; the constants leave the sums.",
+             by=(*DIFFERENTIATION, rules.sum_linearity, rules.sum_of_signed_terms)),
     ),
 )
 

@@ -30,7 +30,7 @@ from typing import Sequence
 import sympy as sp
 
 from .notation import g, r
-from grpo_verify.proof import Assumption, as_written, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, Remark, Result, Step, rules
 
 # == symbols ======================================================================================
 N = sp.Symbol("N", integer=True, positive=True)  # support size of the finite model
@@ -60,6 +60,15 @@ MOMENTS = (SECOND_MOMENT, FIRST_MOMENT, ZEROTH_MOMENT)
 M0_POSITIVE = Assumption("$M_0 = E \\lVert g \\rVert^2 > 0$ (the score is not almost surely zero)", positive=M0)
 
 
+def _mean_zero_score_model(sizes: dict) -> dict:
+    """A model of the finite distribution with a mean-zero score: probabilities $p_n = 2n/(N(N+1))$ and scores
+    $g_n = 2n - N - 1$ up to a constant making $\\sum_n p_n g_n = 0$ (the evaluator's random scores are not)."""
+    size = int(sizes.get(N, 3))
+    probs = {k: sp.Rational(2 * k, size * (size + 1)) for k in range(1, size + 1)}
+    mean = sum(probs[k] * (2 * k - size - 1) for k in probs)
+    return {N: size, p: probs, g: {k: 2 * k - size - 1 - mean for k in probs}}
+
+
 # == general estimator ============================================================================
 baselined_estimator_mean_does_not_depend_on_baseline = Result(
     name="baselined_estimator_mean_does_not_depend_on_baseline",
@@ -68,10 +77,11 @@ baselined_estimator_mean_does_not_depend_on_baseline = Result(
     rhs=E(r[n] * g[n]),
     assumptions=(FINITE, ZERO_MEAN_SCORE),
     steps=(
-        Step(E(r[n] * g[n]) - b * E(g[n]), "linearity of expectation"),
+        Step(E(r[n] * g[n]) - b * E(g[n]), "linearity of expectation", by=(rules.sum_linearity,)),
         Step(E(r[n] * g[n]) - b * 0, "zero-mean score", using=(ZERO_MEAN_SCORE,)),
         Step(E(r[n] * g[n]), "arithmetic"),
     ),
+    model=_mean_zero_score_model,
 )
 
 baselined_estimator_second_moment_is_quadratic_in_baseline = Result(
@@ -84,7 +94,7 @@ baselined_estimator_second_moment_is_quadratic_in_baseline = Result(
     assumptions=(FINITE, *MOMENTS),
     steps=(
         Step(E(r[n] ** 2 * q[n]) - 2 * b * E(r[n] * q[n]) + b ** 2 * E(q[n]), "linearity of expectation",
-             "Expand $(r - b)^2$; $b$ is constant."),
+             "Expand $(r - b)^2$; $b$ is constant.", by=(rules.sum_linearity,)),
         Step(M2 - 2 * b * M1 + b ** 2 * M0, "definition of the moments", using=MOMENTS),
     ),
 )
@@ -123,13 +133,15 @@ coordinate_variance_is_minimised_by_coordinate_optimal_baseline = Result(
     assumptions=(FINITE, ZERO_MEAN_SCORE,
                  Assumption("$E[g_k^2] > 0$; $g[n]$ is the $k$-th coordinate of $g_n$", positive=E(g[n] ** 2))),
     steps=(
-        Step(E((r[n] - b) ** 2 * g[n] ** 2) - (E(r[n] * g[n]) - b * E(g[n])) ** 2, "linearity of expectation"),
+        Step(E((r[n] - b) ** 2 * g[n] ** 2) - (E(r[n] * g[n]) - b * E(g[n])) ** 2, "linearity of expectation",
+             by=(rules.sum_linearity,)),
         Step(E((r[n] - b) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2, "the score has mean zero",
              "$E[g_k] = 0$, so $E[(r - b) g_k] = E[r g_k]$ for every $b$.", using=(ZERO_MEAN_SCORE,)),
         Step(E((r[n] - _b_star_k) ** 2 * g[n] ** 2) - E(r[n] * g[n]) ** 2 + E(g[n] ** 2) * (b - _b_star_k) ** 2,
              "complete the square", "Both sides are quadratics in $b$ with the same coefficients once the sums "
-             "are split."),
+             "are split.", by=(rules.sum_linearity,)),
     ),
+    model=_mean_zero_score_model,
 )
 
 optimal_baseline_minus_mean_reward_is_covariance_ratio = Result(
@@ -155,6 +167,12 @@ SOFTMAX = Assumption("a $K$-action softmax policy $\\pi_a = e^{\\theta_a}/\\sum_
 NORMALISED = Assumption("the policy is normalised: $\\sum_b \\pi_b = 1$",
                         equation=(sp.Sum(pi[bb], (bb, 1, K)), sp.Integer(1)))
 ONE_MINUS_S_POSITIVE = Assumption("$1 - S > 0$", positive=1 - S)
+
+
+def _policy_model(sizes: dict) -> dict:
+    """A normalised policy for the evaluator's points: $\\pi_a = 2a/(K(K+1))$ (its random entries do not sum to 1)."""
+    size = int(sizes.get(K, 3))
+    return {K: size, pi: {k: sp.Rational(2 * k, size * (size + 1)) for k in range(1, size + 1)}}
 
 
 def softmax_probabilities(logits: Sequence[sp.Expr]) -> list[sp.Expr]:
@@ -189,16 +207,27 @@ def optimal_constant_baseline(probs: Sequence[sp.Expr], rewards: Sequence[sp.Exp
 
 
 def softmax_total_variance(probs: Sequence[sp.Expr], rewards: Sequence[sp.Expr], baseline: sp.Expr) -> sp.Expr:
-    """$V(b) = E \\lVert (r - b) g \\rVert^2 - \\lVert E[(r - b) g] \\rVert^2$ with the scores $g(a) = e_a - \\pi$."""
+    """$V(b) = E \\lVert (r - b) g \\rVert^2 - \\lVert E[(r - b) g] \\rVert^2$ with the scores $g(a) = e_a - \\pi$,
+    written coordinate by coordinate ($\\lVert x \\rVert^2 = \\sum_c x_c^2$)."""
     size = len(probs)
-    scores = [sp.Matrix([sp.KroneckerDelta(act, col) - probs[col] for col in range(size)]) for act in range(size)]
-    second = sum(probs[act] * (rewards[act] - baseline) ** 2 * scores[act].dot(scores[act]) for act in range(size))
-    mean = sum((probs[act] * (rewards[act] - baseline) * scores[act] for act in range(size)), sp.zeros(size, 1))
-    return second - mean.dot(mean)
+
+    def score(act: int, col: int) -> sp.Expr:
+        return sp.KroneckerDelta(act, col) - probs[col]
+
+    second = sp.Add(*[probs[act] * (rewards[act] - baseline) ** 2
+                      * sp.Add(*[score(act, col) ** 2 for col in range(size)]) for act in range(size)])
+    mean = [sp.Add(*[probs[act] * (rewards[act] - baseline) * score(act, col) for act in range(size)])
+            for col in range(size)]
+    return second - sp.Add(*[m ** 2 for m in mean])
 
 
 theta = sp.symbols("theta_1:4", real=True)
 pi3 = softmax_probabilities(theta)
+# the derivative rules, with log(e^theta_a / Z) = theta_a - log Z (both factors positive)
+_SOFTMAX_RULES = (*rules.DIFFERENTIATION, rules.log_of_a_product_or_power)
+# logits 0, log 2, log 3: the softmax (1/6, 1/3, 1/2) and every derivative are rational there, so the evaluator
+# compares exactly (a hint for its points only: the result has no formal assumptions)
+_LOGITS3_AT_LOGS = {theta[0]: sp.Integer(0), theta[1]: sp.log(2), theta[2]: sp.log(3)}
 softmax_squared_score_norm_K3 = Result(
     name="softmax_squared_score_norm_K3",
     doc="For $K = 3$ with symbolic logits, $\\sum_b (\\partial \\log \\pi_a/\\partial \\theta_b)^2 = 1 - 2\\pi_a + "
@@ -207,6 +236,8 @@ softmax_squared_score_norm_K3 = Result(
     rhs=sp.ImmutableMatrix([[softmax_squared_score_norm(pi3, act) for act in range(3)]]),
     assumptions=(SOFTMAX,),
     rule="differentiate the log-softmax", why="$\\partial \\log \\pi_a/\\partial \\theta_b = \\delta_{ab} - \\pi_b$.",
+    by=_SOFTMAX_RULES,
+    model=_LOGITS3_AT_LOGS,
 )
 
 softmax_squared_score_norm_every_K = Result(
@@ -215,9 +246,16 @@ softmax_squared_score_norm_every_K = Result(
         "1 - 2\\pi_1 + \\sum_b \\pi_b^2$; by relabelling the actions the same holds for every action $a$.",
     lhs=sp.Sum((sp.KroneckerDelta(1, bb) - pi[bb]) ** 2, (bb, 1, K)),
     rhs=1 - 2 * pi[1] + S,
-    assumptions=(SOFTMAX, NORMALISED),
-    rule="expand, sum the Kronecker deltas", why="$\\sum_b \\delta_{1b} = 1$, $\\sum_b \\delta_{1b}\\pi_b = \\pi_1$.",
-    using=(NORMALISED,),
+    # the identity holds for every family pi; normalisation says where it is meant (a probability vector)
+    assumptions=(SOFTMAX, NORMALISED.as_context()),
+    steps=(
+        Step((1 - pi[1]) ** 2 + sp.Sum(pi[bb] ** 2, (bb, 2, K)), "split off the term $b = 1$",
+             "$\\delta_{11} = 1$ and $\\delta_{1b} = 0$ for $b \\ge 2$.",
+             by=(rules.sum_split_first, rules.delta_of_equal_or_distinct_values)),
+        Step(1 - 2 * pi[1] + S, "split off the term $b = 1$ of $S$",
+             "$S = \\pi_1^2 + \\sum_{b \\ge 2} \\pi_b^2$; expand $(1 - \\pi_1)^2$.", by=(rules.sum_split_first,)),
+    ),
+    model=_policy_model,
 )
 
 softmax_expected_squared_score_norm_is_one_minus_S = Result(
@@ -228,10 +266,11 @@ softmax_expected_squared_score_norm_is_one_minus_S = Result(
     assumptions=(SOFTMAX, NORMALISED),
     steps=(
         Step(sp.Sum(pi[a], (a, 1, K)) * (1 + S) - 2 * sp.Sum(pi[a] ** 2, (a, 1, K)), "linearity of the sum",
-             "$S$ does not depend on $a$."),
+             "$S$ does not depend on $a$.", by=(rules.sum_linearity,)),
         Step(1 + S - 2 * S, "normalisation", "$\\sum_a \\pi_a = 1$.", using=(NORMALISED,)),
         Step(1 - S, "arithmetic"),
     ),
+    model=_policy_model,
 )
 
 one_minus_S_is_expected_complement = Result(
@@ -243,8 +282,9 @@ one_minus_S_is_expected_complement = Result(
     assumptions=(SOFTMAX, NORMALISED),
     steps=(
         Step(sp.Sum(pi[a], (a, 1, K)) - S, "normalisation", using=(NORMALISED,)),
-        Step(sp.Sum(pi[a] * (1 - pi[a]), (a, 1, K)), "linearity of the sum"),
+        Step(sp.Sum(pi[a] * (1 - pi[a]), (a, 1, K)), "linearity of the sum", by=(rules.sum_linearity,)),
     ),
+    model=_policy_model,
 )
 
 p1, p2, p3 = sp.symbols("pi_1:4", positive=True)
@@ -263,6 +303,7 @@ one_minus_S_is_positive_K3 = Result(
         Step(2 * (p1 * p2 + p1 * p3 + p2 * p3), "expand"),
         Step(sp.Integer(0), "sign", "Every probability is positive.", relation=">"),
     ),
+    model={p1: sp.Rational(1, 2), p2: sp.Rational(1, 3)},  # pi_3 = 1/6 is solved from the normalisation
 )
 
 EVERY_PROBABILITY_BELOW_ONE = Assumption(
@@ -279,8 +320,9 @@ one_minus_S_is_positive = Result(
         Step(sp.Sum(pi[a] * (1 - pi[a]), (a, 1, K)), "one_minus_S_is_expected_complement",
              using=(one_minus_S_is_expected_complement,)),
         Step(sp.Integer(0), "a sum of positive terms", "$0 < \\pi_a < 1$ for every $a$, and $K \\ge 1$.",
-             relation=">"),
+             relation=">", by=(rules.sum_of_signed_terms,)),
     ),
+    model=_policy_model,
 )
 
 softmax_optimal_baseline_closed_form = Result(
@@ -297,6 +339,7 @@ softmax_optimal_baseline_closed_form = Result(
                             condition=sp.Sum(pi[a] * (1 - 2 * pi[a] + S), (a, 1, K)) > 0, positive=1 - S)),
     rule="softmax_expected_squared_score_norm_is_one_minus_S",
     using=(softmax_expected_squared_score_norm_is_one_minus_S,),
+    model=_policy_model,
 )
 
 mean_reward = sp.Sum(pi[a] * r[a], (a, 1, K))
@@ -310,9 +353,10 @@ softmax_optimal_baseline_minus_mean_reward = Result(
     assumptions=(SOFTMAX, ONE_MINUS_S_POSITIVE),
     steps=(
         Step((mean_reward * (1 + S) - 2 * sp.Sum(pi[a] ** 2 * r[a], (a, 1, K)) - (1 - S) * mean_reward) / (1 - S),
-             "linearity of the sum, common denominator", "$S$ does not depend on $a$."),
+             "linearity of the sum, common denominator", "$S$ does not depend on $a$.", by=(rules.sum_linearity,)),
         Step(2 * (S * mean_reward - sp.Sum(pi[a] ** 2 * r[a], (a, 1, K))) / (1 - S), "arithmetic"),
     ),
+    model=_policy_model,  # random entries rarely give 1 - S > 0 for K >= 2
 )
 
 uniform_policy_makes_mean_baseline_optimal = Result(
@@ -323,6 +367,7 @@ uniform_policy_makes_mean_baseline_optimal = Result(
     rhs=sp.Sum(sp.Integer(1) / K ** 2, (bb, 1, K)) * sp.Sum(r[a] / K, (a, 1, K)),
     assumptions=(Assumption("$\\pi_a = 1/K$ for every action (all logits equal)", context=True),),
     rule="linearity of the sum", why="$S = K \\cdot 1/K^2 = 1/K$.",
+    by=(rules.sum_linearity, rules.sum_of_a_constant),
 )
 
 v = sp.Symbol("v", real=True)
@@ -333,10 +378,11 @@ constant_reward_makes_mean_baseline_optimal = Result(
     rhs=S * sp.Sum(pi[a] * v, (a, 1, K)),
     assumptions=(SOFTMAX, NORMALISED, Assumption("$r_a = v$ for every action", context=True)),
     steps=(
-        Step(v * S, "linearity of the sum"),
+        Step(v * S, "linearity of the sum", by=(rules.sum_linearity,)),
         Step(S * v * sp.Sum(pi[a], (a, 1, K)), "normalisation", using=(NORMALISED,)),
-        Step(S * sp.Sum(pi[a] * v, (a, 1, K)), "linearity of the sum"),
+        Step(S * sp.Sum(pi[a] * v, (a, 1, K)), "linearity of the sum", by=(rules.sum_linearity,)),
     ),
+    model=_policy_model,
 )
 
 # A concrete instance: logits (log 2, 0, 0), so pi = (1/2, 1/4, 1/4); reward 1 on action 1 only.
@@ -347,7 +393,7 @@ example_logits_give_policy_one_half_one_quarter_one_quarter = Result(
     doc="The logits $(\\log 2, 0, 0)$ give the softmax policy $\\pi = (1/2, 1/4, 1/4)$.",
     lhs=as_written(lambda: sp.ImmutableMatrix([softmax_probabilities([sp.log(2), sp.Integer(0), sp.Integer(0)])])),
     rhs=sp.ImmutableMatrix([PI_EXAMPLE]),
-    rule="evaluation",
+    rule="evaluation", why="$e^{\\log 2} = 2$, $e^0 = 1$.",
 )
 
 PI_SYMBOLS = [pi[1], pi[2], pi[3]]
@@ -356,9 +402,15 @@ EXAMPLE_POINT = (tuple(PI_SYMBOLS + R_SYMBOLS), tuple(PI_EXAMPLE + R_EXAMPLE))
 EXAMPLE_ASSUMPTION = Assumption("$K = 3$, $\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$", context=True)
 
 
+# real variables standing for pi_1..pi_3, r_1..r_3 in a Subs (the kernel's Subs binds real symbols, not entries)
+_EXAMPLE_VARIABLES = sp.symbols("pi_1:4 r_1:4", real=True)
+
+
 def at_example(expr: sp.Expr) -> sp.Subs:
-    """``expr`` (in $\\pi_1..\\pi_3$, $r_1..r_3$) evaluated at the example, unevaluated until ``doit``."""
-    return sp.Subs(expr, *EXAMPLE_POINT)
+    """``expr`` (in $\\pi_1..\\pi_3$, $r_1..r_3$) evaluated at the example, unevaluated until ``doit``: the
+    entries are renamed to real variables, which the Subs binds and sets to the example's values."""
+    names = dict(zip(EXAMPLE_POINT[0], _EXAMPLE_VARIABLES))
+    return sp.Subs(sp.sympify(expr).xreplace(names), _EXAMPLE_VARIABLES, EXAMPLE_POINT[1])
 
 
 def squared_score_norms_K3_example(free_logits: int) -> list[sp.Expr]:
@@ -395,8 +447,8 @@ softmax_example_mean_baseline_excess_variance_is_one_fortieth = Result(
     name="softmax_example_mean_baseline_excess_variance_is_one_fortieth",
     doc="In that instance the total variance computed from its definition is larger by exactly "
         "$V(1/2) - V(3/10) = (5/8)(1/5)^2 = 1/40$ with the mean baseline than with $b^*$.",
-    lhs=(sp.Subs(softmax_total_variance(PI_EXAMPLE, R_EXAMPLE, b), b, sp.Rational(1, 2))
-         - sp.Subs(softmax_total_variance(PI_EXAMPLE, R_EXAMPLE, b), b, sp.Rational(3, 10))),
+    lhs=as_written(lambda: sp.Subs(softmax_total_variance(PI_EXAMPLE, R_EXAMPLE, b), b, sp.Rational(1, 2))
+                   - sp.Subs(softmax_total_variance(PI_EXAMPLE, R_EXAMPLE, b), b, sp.Rational(3, 10))),
     rhs=sp.Rational(1, 40),
     assumptions=(EXAMPLE_ASSUMPTION,),
     rule="evaluation", why="$E \\lVert g \\rVert^2 (b - b^*)^2$ with $E \\lVert g \\rVert^2 = 1 - S = 5/8$.",

@@ -33,9 +33,11 @@ import itertools
 
 import sympy as sp
 
-from .d5_baseline_bias import Ex, enumerate_expectation, finite_model, group_advantages
+from .d5_baseline_bias import Ex, enumerate_expectation, finite_model
 from .notation import R, g, i, j, r
-from grpo_verify.proof import Assumption, Remark, Result, Step, computation
+from grpo_verify.evaluation import Distribution
+from grpo_verify.proof import Assumption, IidExpectation, Remark, Result, Step, computation, rules
+from grpo_verify.proof.build import propose
 
 # == symbols ======================================================================================
 # one coordinate of the score throughout; a total variance is the sum of the coordinates' variances
@@ -94,14 +96,21 @@ def product_moment(monomial: sp.Expr) -> Assumption:
 _STATED: dict[sp.Expr, Assumption] = {}
 
 
+def _monomials(e: sp.Expr) -> list[sp.Expr]:
+    """The bodies of the expectations ``E[...]`` that occur in ``e``, in order of appearance."""
+    found = []
+    for node in sp.preorder_traversal(e):
+        if isinstance(node, Ex) and node.args[0] not in found:
+            found.append(node.args[0])
+    return found
+
+
 def moments_of(*exprs: sp.Expr) -> tuple[Assumption, ...]:
-    """One product-moment assumption for each monomial that linearity of E leaves in E[expr] (each stated once)."""
+    """One product-moment assumption for each monomial that linearity of E leaves in E[expr] (each stated once);
+    the monomials are read off the kernel rule's proposal (``propose``), never decided by it."""
     found = []
     for expr in exprs:
-        for term in sp.Add.make_args(sp.expand(Ex(expr).doit())):
-            for factor in sp.Mul.make_args(term):
-                if isinstance(factor, Ex) and factor.args[0] not in found:
-                    found.append(factor.args[0])
+        found += [m for m in _monomials(_linearity(expr)) if m not in found]
     for monomial in found:
         if monomial not in _STATED:
             _STATED[monomial] = product_moment(monomial)
@@ -109,8 +118,38 @@ def moments_of(*exprs: sp.Expr) -> tuple[Assumption, ...]:
 
 
 def _linearity(expr: sp.Expr) -> sp.Expr:
-    """E[expr] after linearity only, as a chain step (products of random quantities stay inside E)."""
-    return Ex(expr).doit()
+    """E[expr] after linearity only, as a chain step (products of random quantities stay inside E): the kernel
+    rule's proposal, which the step that states it has checked again."""
+    return propose(Ex(expr), rules.expectation_linearity)
+
+
+# A model of the moment assumptions: one rollout's (reward, score) takes the values (3, 2) with probability 1/3
+# and (1, -1) with probability 2/3, so E[g] = 0 exactly (the evaluator's random distributions do not have a
+# mean-zero score); the named moments are this distribution's, and the rollouts are i.i.d. draws from it.
+_OUTCOMES = [(sp.Rational(1, 3), {r: sp.Integer(3), g: sp.Integer(2)}),
+             (sp.Rational(2, 3), {r: sp.Integer(1), g: sp.Integer(-1)})]
+
+
+def _moment_of_model(a: int, b: int) -> sp.Expr:
+    return sum(prob * values[r] ** a * values[g] ** b for prob, values in _OUTCOMES)
+
+
+def _moments_model(sizes: dict) -> dict:
+    """The moment symbols at the model above and its distribution for ``Ex`` (rollouts 1 and 2)."""
+    return {mu: _moment_of_model(1, 0), G: _moment_of_model(1, 1), S2: _moment_of_model(2, 0),
+            M0: _moment_of_model(0, 2), M1: _moment_of_model(1, 2), M2: _moment_of_model(2, 2),
+            Ex: Distribution(_OUTCOMES, rollouts=2)}
+
+
+def _group_moments_model(sizes: dict) -> dict:
+    """The same for ``E_iid`` over a group of ``R`` rollouts (``Ex``, one rollout's moments, shares its
+    distribution); ``R = 3`` where the evaluator leaves the size free."""
+    out = {k: v for k, v in _moments_model(sizes).items() if k is not Ex}
+    size = int(sizes.get(R, 3))
+    out[IidE] = Distribution(_OUTCOMES, rollouts=size)
+    if R not in sizes:
+        out[R] = sp.Integer(size)
+    return out
 
 
 # == the pair kernel ==============================================================================
@@ -127,6 +166,7 @@ rloo_advantage_is_mean_of_pairwise_reward_differences = Result(
     rhs=sp.Sum(r[i] - r[j], (j, 1, R)) / (R - 1),
     assumptions=(GROUP,),
     rule="sums split, constants pulled out", why="$\\sum_{j=1}^R (r_i - r_j) = R r_i - \\sum_j r_j$.",
+    by=(rules.sum_linearity, rules.sum_of_a_constant),
 )
 
 pair_kernel = (r[i] - r[j]) * (g[i] - g[j]) / 2
@@ -142,10 +182,12 @@ rloo_estimator_is_u_statistic_of_pair_kernel = Result(
     steps=(
         Step((R * sp.Sum(r[i] * g[i], (i, 1, R)) - sp.Sum(r[j], (j, 1, R)) * sp.Sum(g[i], (i, 1, R)))
              / (R * (R - 1)), "sums split, constants pulled out",
-             "$\\sum_i (r_i - \\frac{S_r - r_i}{R-1}) g_i = \\frac{R \\sum_i r_i g_i - S_r S_g}{R-1}$."),
+             "$\\sum_i (r_i - \\frac{S_r - r_i}{R-1}) g_i = \\frac{R \\sum_i r_i g_i - S_r S_g}{R-1}$.",
+             by=(rules.sum_linearity,)),
         Step(_pairs / (R * (R - 1)), "expand the kernel",
              "$\\frac12 \\sum_{i,j} (r_i g_i - r_i g_j - r_j g_i + r_j g_j) = R \\sum_i r_i g_i - S_r S_g$: the double "
-             "sum is the iterated sum, and $\\sum_i \\sum_j r_i g_j = (\\sum_i r_i)(\\sum_j g_j)$."),
+             "sum is the iterated sum, and $\\sum_i \\sum_j r_i g_j = (\\sum_i r_i)(\\sum_j g_j)$.",
+             by=(rules.sum_linearity, rules.sum_of_a_constant)),
     ),
 )
 
@@ -159,9 +201,10 @@ pair_kernel_is_unbiased = Result(
     rhs=G,
     assumptions=_h_moments,
     steps=(
-        Step(_linearity(h12), "linearity of expectation", "Expand the product."),
+        Step(_linearity(h12), "linearity of expectation", "Expand the product.", by=(rules.expectation_linearity,)),
         Step(G, "product moments", "Independence, identical distribution, $E[g] = 0$.", using=_h_moments),
     ),
+    model=_moments_model,
 )
 
 projection = ((rho - r[2]) * (gamma - g[2])) / 2  # h(x, X_2) at a fixed x = (rho, gamma)
@@ -174,10 +217,12 @@ pair_kernel_projection_is_half_oracle_term_plus_half_gradient = Result(
     rhs=((rho - mu) * gamma + G) / 2,
     assumptions=_projection_moments,
     steps=(
-        Step(_linearity(projection), "linearity of expectation", "$\\rho, \\gamma$ are constants."),
+        Step(_linearity(projection), "linearity of expectation", "$\\rho, \\gamma$ are constants.",
+             by=(rules.expectation_linearity,)),
         Step(((rho - mu) * gamma + G) / 2, "moments of one rollout", "$E[g] = 0$, $E[r] = \\mu$, $E[r g] = \\nabla J$.",
              using=_projection_moments),
     ),
+    model=_moments_model,
 )
 
 oracle_term = (r[1] - mu) * g[1]
@@ -191,9 +236,11 @@ oracle_baseline_term_variance_is_V_or = Result(
     rhs=V_OR,
     assumptions=_oracle_moments,
     steps=(
-        Step(_linearity(oracle_term ** 2) - _linearity(oracle_term) ** 2, "linearity of expectation"),
+        Step(_linearity(oracle_term ** 2) - _linearity(oracle_term) ** 2, "linearity of expectation",
+             by=(rules.expectation_linearity,)),
         Step(V_OR, "moments of one rollout", "$E[g] = 0$ makes $E[(r - \\mu) g] = G$.", using=_oracle_moments),
     ),
+    model=_moments_model,
 )
 
 h1_of_X1 = ((r[1] - mu) * g[1] + G) / 2  # h_1(X_1), by the previous result
@@ -206,9 +253,10 @@ first_projection_variance_is_quarter_oracle_variance = Result(
     assumptions=_h1_moments,
     steps=(
         Step(_linearity(h1_of_X1 ** 2) - _linearity(h1_of_X1) ** 2, "linearity of expectation",
-             "$\\nabla J$ is a constant."),
+             "$\\nabla J$ is a constant.", by=(rules.expectation_linearity,)),
         Step(V_OR / 4, "moments of one rollout", using=_h1_moments),
     ),
+    model=_moments_model,
 )
 
 _h_square_moments = moments_of(h12 ** 2)
@@ -222,11 +270,12 @@ pair_kernel_variance_closed_form = Result(
     assumptions=_h_square_moments,
     steps=(
         Step(_linearity(h12 ** 2) - G ** 2, "linearity of expectation", "Expand $(r_1 - r_2)^2 (g_1 - g_2)^2$: nine "
-             "monomials."),
+             "monomials.", by=(rules.expectation_linearity,)),
         Step((M2 - 2 * mu * M1 + S2 * M0) / 2, "product moments",
              "Each monomial is a product of a moment of rollout 1 and one of rollout 2.", using=_h_square_moments),
         Step(ZETA_2, "arithmetic", "Regroup with $V_{or} = M_2 - 2\\mu M_1 + \\mu^2 M_0 - G^2$."),
     ),
+    model=_moments_model,
 )
 
 # == Hoeffding's formula for every R ==============================================================
@@ -408,76 +457,11 @@ rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio = Result(
 )
 
 # == Hoeffding's counting, proved for every R: moments of sums of i.i.d. terms =====================
-class IidE(sp.Function):
-    """$E[X]$ for ``X`` a polynomial in sums $\\sum_{i=1}^R f(r_i, g_i)$ over i.i.d. rollouts.
-
-    ``doit`` expands ``X`` into products of such sums and applies the counting rule for each product:
-    $E[\\prod_{m=1}^M \\sum_{i=1}^R f_m(X_i)] = \\sum_\\pi R (R-1) \\cdots (R - |\\pi| + 1) \\prod_{B \\in \\pi}
-    E[\\prod_{m \\in B} f_m(X)]$ over the set partitions $\\pi$ of $\\{1, \\dots, M\\}$: the index tuples
-    $(i_1, \\dots, i_M)$ whose equal entries form the blocks of $\\pi$ number $R (R-1) \\cdots (R - |\\pi| + 1)$, and
-    for each the expectation factorises over the blocks (distinct rollouts are independent, each
-    distributed as $X = X_1$). Each block's $E$ is D5's linear expectation of rollout 1. Anything not
-    of this form is left unevaluated.
-    """
-
-    nargs = 1
-    is_real = True
-    free_atom = True  # as D5's E: left unevaluated, its only laws are the stated assumptions
-
-    def doit(self, **hints):
-        arg = self.args[0].doit(**hints) if hints.get("deep", True) else self.args[0]
-        value = iid_expectation(arg)
-        return self.func(arg) if value is None else value
-
-    def _eval_derivative(self, s):
-        return None  # left unevaluated, as D5's E: not SymPy's chain rule for a function of a value
-
-    def _latex(self, printer, exp=None):
-        body = r"\mathbb{E}_{\mathrm{iid}}\left[%s\right]" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
-
-
-def _single_rollout_body(total: sp.Sum) -> sp.Expr | None:
-    """``f(r_1, g_1)`` for ``Sum(f(r_v, g_v), (v, 1, n))``, or None if the body reaches another rollout."""
-    if len(total.limits) != 1:
-        return None
-    v, lo, _hi = total.limits[0]
-    quantities = total.function.atoms(sp.Indexed)
-    if lo != 1 or any(a.base not in (r, g) or a.indices != (v,) for a in quantities):
-        return None  # the rollouts 1..R, and only rollout v's reward and score
-    if total.function.xreplace({a: sp.Dummy() for a in quantities}).has(v):
-        return None  # the body depends on v otherwise (i r_i, f(i)): its terms are not identically distributed
-    return total.function.subs(v, 1)
-
-
-def iid_expectation(x: sp.Expr) -> sp.Expr | None:
-    """The counting rule of ``IidE`` applied to every term of ``x`` (None if a term is not of its form)."""
-    from sympy.utilities.iterables import multiset_partitions
-
-    out = []
-    for term in sp.Add.make_args(sp.expand(x)):
-        constant, bodies, size = sp.Integer(1), [], None
-        for factor in sp.Mul.make_args(term):
-            base, power = factor.as_base_exp()
-            if isinstance(base, sp.Sum) and power.is_Integer and power > 0:
-                body = _single_rollout_body(base)
-                if body is None or (size is not None and base.limits[0][2] != size):
-                    return None
-                size = base.limits[0][2]
-                bodies += [body] * int(power)
-            elif factor.atoms(sp.Indexed):
-                return None  # a random quantity outside a sum over the group
-            else:
-                constant *= factor
-        if not bodies:
-            out.append(constant)
-            continue
-        moment = sp.Integer(0)
-        for partition in multiset_partitions(list(range(len(bodies)))):
-            blocks = [Ex(sp.Mul(*[bodies[m] for m in block])).doit() for block in partition]
-            moment += sp.ff(size, len(partition)) * sp.Mul(*blocks)
-        out.append(constant * moment)
-    return sp.Add(*out)
+# E_iid[X] for X a polynomial in sums sum_{i=1}^R f(r_i, g_i) over i.i.d. rollouts; its law is the kernel rule
+# iid_sum_moments (E[prod_m sum_i f_m(X_i)] = sum over the set partitions P of the factors of
+# R (R-1) ... (R - |P| + 1) prod_{B in P} E[prod_{m in B} f_m(X_1)]); one rollout's moments are D5's E.
+IidE = IidExpectation.over_rollouts("E_iid", Ex, r, g)
+_COUNTING = (rules.iid_sum_moments, rules.expectation_linearity)  # the counting rule first: it fires before linearity
 
 
 S_rg, S_r, S_g = sp.Sum(r[i] * g[i], (i, 1, R)), sp.Sum(r[i], (i, 1, R)), sp.Sum(g[i], (i, 1, R))
@@ -486,15 +470,13 @@ oracle_estimator = sp.Sum((r[i] - mu) * g[i], (i, 1, R)) / R
 
 
 def single_rollout_moments(*exprs: sp.Expr) -> tuple[Assumption, ...]:
-    """The stated moments E[r_1^a g_1^b] that ``IidE`` leaves in ``exprs``; E[r^2 g] is not named: it
-    only ever multiplies E[g] = 0, and a product left with it is not proved."""
+    """The stated moments E[r_1^a g_1^b] that the counting rule and linearity leave in ``E_iid[expr]`` (read off
+    the kernel rules' proposal); E[r^2 g] is not named: it only ever multiplies E[g] = 0, and a product left with
+    it is not proved."""
     found = []
     for expr in exprs:
-        for e in sp.Add.make_args(sp.expand(IidE(expr).doit())):
-            for factor in sp.Mul.make_args(e):
-                base = factor.as_base_exp()[0]
-                if isinstance(base, Ex) and base.args[0] not in found and _powers(base.args[0], 1) != (2, 1):
-                    found.append(base.args[0])
+        found += [m for m in _monomials(propose(IidE(expr), *_COUNTING))
+                  if m not in found and _powers(m, 1) != (2, 1)]
     for monomial in found:
         if monomial not in _STATED:
             _STATED[monomial] = product_moment(monomial)
@@ -512,8 +494,9 @@ oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R = Result(
     steps=(
         Step(V_OR / R, "moments of sums of i.i.d. terms",
              "$E[(\\sum_i t_i)^2] = R E[t^2] + R (R-1) E[t]^2$ and $E[\\sum_i t_i] = R E[t]$, $t = (r - \\mu) g$.",
-             using=_oracle_sum_moments),
+             using=_oracle_sum_moments, by=_COUNTING),
     ),
+    model=_group_moments_model,
 )
 
 _rloo_sum_moments = single_rollout_moments(rloo_in_sums ** 2, rloo_in_sums)
@@ -532,10 +515,11 @@ rloo_variance_is_hoeffding_formula_for_every_R = Result(
              "Expand $U^2$ into $E[(\\sum r_i g_i)^2]$, $E[\\sum r_i g_i \\sum r_j \\sum g_k]$ and "
              "$E[(\\sum r_i)^2 (\\sum g_j)^2]$ and count the index tuples by which indices coincide; "
              "$E[g] = 0$ removes every block with a lone score.",
-             using=_rloo_sum_moments),
+             using=_rloo_sum_moments, by=_COUNTING),
         Step(4 * (R - 2) / (R * (R - 1)) * V_OR / 4 + 2 / (R * (R - 1)) * ZETA_2, "arithmetic",
              "$\\frac{R-2}{R(R-1)} + \\frac{1}{R(R-1)} = \\frac{1}{R}$."),
     ),
+    model=_group_moments_model,
 )
 
 
@@ -543,11 +527,13 @@ rloo_variance_is_hoeffding_formula_for_every_R = Result(
 hoeffding_pair_counting = Remark(
     "hoeffding_pair_counting",
     "Hoeffding's counting is proved above for every $R$ (oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R, "
-    "rloo_variance_is_hoeffding_formula_for_every_R) by the evaluation rule of $E_{\\mathrm{iid}}$: "
+    "rloo_variance_is_hoeffding_formula_for_every_R) by the kernel's counting rule for $E_{\\mathrm{iid}}$ "
+    "(iid_sum_moments): "
     "$E[\\prod_{m=1}^M \\sum_{i=1}^R f_m(X_i)] = \\sum_\\pi R (R-1) \\cdots (R - |\\pi| + 1) \\prod_{B \\in \\pi} "
     "E[\\prod_{m \\in B} f_m(X)]$, the sum over the set partitions $\\pi$ of $\\{1, \\dots, M\\}$ (group the index "
     "tuples by which entries are equal; distinct rollouts are independent and identically distributed). That rule "
-    "is part of the trusted base, like D5's linearity of $E$; tests/test_d9_group_size.py checks it against "
+    "is part of the trusted base, like the linearity of $E$ (expectation_linearity); tests/test_d9_group_size.py "
+    "checks it against "
     "enumeration of all $K^R$ tuples for $R \\le 4$ and products of up to four sums. The variance of the $b^*$ "
     "estimator, $V(b^*)/R$, is the same average of $R$ i.i.d. terms with $b^*$ in place of $\\mu$.",
 )
@@ -630,6 +616,7 @@ FINITE = Assumption("finite model: $K$ outcomes with probabilities $p_a > 0$, $p
 _p1, _p2 = sp.symbols("p_1 p_2", positive=True)  # finite_model's probability symbols (shared by K = 2, 3)
 LAST_OUTCOME = Assumption("the last outcome has positive probability (its score divides by it): $1 - p_1 - p_2 > 0$ "
                           "for $K = 3$, hence also $1 - p_1 > 0$ for $K = 2$", positive=1 - _p1 - _p2)
+_FINITE_MODEL = {_p1: sp.Rational(1, 3), _p2: sp.Rational(1, 4)}  # random probabilities rarely sum below 1
 _SIZES_TEXT = "$(R, K) \\in \\{(2, 2), (3, 2), (4, 2), (2, 3), (3, 3)\\}$"
 
 rloo_variance_formula_is_exact_on_finite_models = Result(
@@ -641,6 +628,7 @@ rloo_variance_formula_is_exact_on_finite_models = Result(
     rhs=_finite_table("rloo")[1],
     assumptions=(FINITE, LAST_OUTCOME),
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+    model=_FINITE_MODEL,
 )
 
 oracle_baseline_variance_is_V_or_over_R_on_finite_models = Result(
@@ -650,6 +638,7 @@ oracle_baseline_variance_is_V_or_over_R_on_finite_models = Result(
     rhs=_finite_table("oracle")[1],
     assumptions=(FINITE, LAST_OUTCOME),
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+    model=_FINITE_MODEL,
 )
 
 constant_baseline_variance_is_V_b_over_R_on_finite_models = Result(
@@ -661,6 +650,7 @@ constant_baseline_variance_is_V_b_over_R_on_finite_models = Result(
     rhs=_finite_table("constant")[1],
     assumptions=(FINITE, LAST_OUTCOME),
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+    model=_FINITE_MODEL,
 )
 
 no_std_mse_formula_is_exact_on_finite_models = Result(
@@ -671,6 +661,7 @@ no_std_mse_formula_is_exact_on_finite_models = Result(
     rhs=_finite_table("no_std")[1],
     assumptions=(FINITE, LAST_OUTCOME),
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+    model=_FINITE_MODEL,
 )
 
 # == c has no upper bound =========================================================================
@@ -711,8 +702,21 @@ def _binary_pairs(build):
     return sp.ImmutableMatrix([build(r1, r2) for r1, r2 in itertools.product((0, 1), repeat=2)])
 
 
+def _sample_std_advantages(rewards) -> list[sp.Expr]:
+    """The sample-std advantages ($\\epsilon = 0$) of one concrete group, written from their definition:
+    $A_i = 0$ for a constant group (D4's convention, $\\sum_j (r_j - \\bar r)^2 = 0$), $(r_i - \\bar r)/s$
+    otherwise. Built by SymPy's constructors only (the kernel rebuilds every node by its constructor too): for
+    numbers the Piecewise's condition is decided as it is built, and so is the arithmetic of the numbers."""
+    size = len(rewards)
+    mean = sp.Add(*rewards) / size
+    centred = [rw - mean for rw in rewards]
+    sum_of_squares = sp.Add(*[c_ ** 2 for c_ in centred])
+    std = sp.sqrt(sum_of_squares / (size - 1))
+    return [sp.Piecewise((0, sp.Eq(sum_of_squares, 0)), (c_ / std, True)) for c_ in centred]
+
+
 def _grpo_r2(r1, r2):
-    adv = group_advantages([sp.Integer(r1), sp.Integer(r2)], "sample")
+    adv = _sample_std_advantages([sp.Integer(r1), sp.Integer(r2)])
     return (adv[0] * g1 + adv[1] * g2) / 2
 
 

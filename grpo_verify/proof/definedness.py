@@ -61,19 +61,24 @@ def _collect(e, ranges: tuple, hidden: frozenset, out: list) -> None:
         _collect(lo, ranges, hidden, out)
         _collect(hi, ranges, hidden, out)
         need(rel.Ge(hi, lo - 1), f"the range of {sp.sstr(e)[:50]} is not reversed (hi >= lo - 1)")
-        _collect(body, ranges + ((d, lo, hi),), hidden, out)
+        _collect(body, ranges + ((d, lo, hi),), hidden | {d}, out)
         return
     if isinstance(e, SquareMatrix):
         n, entry = e.args
         need(rel.Ge(n, 0), "a matrix size is >= 0")
         i, j = entry.variables
-        _collect(entry.expr, ranges + ((i, 1, n), (j, 1, n)), hidden, out)
+        _collect(entry.expr, ranges + ((i, 1, n), (j, 1, n)), hidden | {i, j}, out)
         return
     if isinstance(e, Expectation):
         _collect(e.args[0], ranges, hidden | frozenset(e.random), out)
         return
     if isinstance(e, sp.Subs) and isinstance(e.expr, sp.Derivative):
         _derivative(e, ranges, hidden, out)
+        return
+    if isinstance(e, sp.Subs):  # a value at a point (canon evaluates these; a raw one binds its variables)
+        for p in e.point:
+            _collect(p, ranges, hidden, out)
+        _collect(e.expr, ranges, hidden | set(e.variables), out)
         return
     if isinstance(e, sp.Derivative):  # in indexed variables: taken at the current point
         _smooth(e.expr, [v for v, _ in e.variable_count], None, ranges, hidden, out)

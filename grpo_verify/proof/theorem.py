@@ -27,7 +27,7 @@ from grpo_verify.proof import relations as rel
 from grpo_verify.proof import arith, definedness, rules as R
 from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
-from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in
+from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in, speaks_of
 from grpo_verify.proof.terms import (KernelError, canon, canon_written, canonical_dummy, check, depth_of,
                                      expand_computations, free_symbols, integer_valued, subst)
 
@@ -125,7 +125,7 @@ class Context:
             return False
         if isinstance(cond, sp.And):
             return all(self.prove(c, ranges, hidden, facts) for c in cond.args)
-        usable = [h for h in self.pointwise if not random_in(h, hidden)]
+        usable = [h for h in self.pointwise if not speaks_of(h, hidden)]
         if cond in usable:
             return True
         if isinstance(cond, sp.Eq) and arith.ring_zero(cond.lhs - cond.rhs):
@@ -140,8 +140,8 @@ class Context:
             local += [rel.Ge(d, lo), rel.Le(d, hi)]
             for q in self.quantified:
                 qd, qlo, qhi = q.index
-                if random_in(q.formula, hidden):
-                    continue  # about the sampled values: says nothing inside the expectation
+                if speaks_of(q.formula, hidden):
+                    continue  # about the sampled values, or a bound variable's name: says nothing here
                 if self.prove(rel.Ge(lo, qlo), ranges[:n], hidden) and self.prove(rel.Le(hi, qhi), ranges[:n], hidden):
                     local.append(subst(q.formula, {qd: d}))
         return arith.entails(usable + local, cond, facts)
@@ -271,8 +271,9 @@ def _rewrite(e, eq: Cited, local: R.Local):
         return sp.ImmutableMatrix(e.rows, e.cols, [_rewrite(x, eq, local) for x in e])
     if not isinstance(e, sp.Basic) or isinstance(e, sp.IndexedBase):
         return e
-    if random_in(eq.lhs, local.hidden) or random_in(eq.rhs, local.hidden):
-        return e  # inside an expectation (or a derivative) of families the equation speaks of
+    if speaks_of(eq.lhs.xreplace({v: 0 for v in eq.pattern}), local.hidden) or \
+            speaks_of(eq.rhs.xreplace({v: 0 for v in eq.pattern}), local.hidden):
+        return e  # below a binder of what the equation speaks of (an expectation's families, a bound name)
     new = _rewrite_here(e, eq, local)
     if new is not None:
         return new

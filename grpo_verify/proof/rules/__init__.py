@@ -103,24 +103,28 @@ class Local:
 
 def children(e, local: Local):
     """(argument position, argument, its Local) for each argument of ``e``."""
+    # every binder hides its variables: nothing said of a free symbol of the same name applies below it
     if isinstance(e, (sp.Sum, sp.Product)):
         body, d, lo, hi = outermost(e)
-        yield 0, body, local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1)
+        yield 0, body, local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1,
+                                   hidden=local.hidden | {d})
         return
     if isinstance(e, SquareMatrix):
         n, entry = e.args
         yield 0, n, local
         i, j = entry.variables
-        yield 1, entry, local.under(ranges=local.ranges + ((i, 1, n), (j, 1, n)), depth=local.depth + 2)
+        yield 1, entry, local.under(ranges=local.ranges + ((i, 1, n), (j, 1, n)), depth=local.depth + 2,
+                                    hidden=local.hidden | {i, j})
         return
     if isinstance(e, sp.Lambda):
-        yield 1, e.expr, local
+        yield 1, e.expr, local.under(hidden=local.hidden | set(e.variables))
         return
     if isinstance(e, sp.Subs):
         # a strict sign of the point holds on a neighbourhood of it, where the derivative is decided
         near = tuple(sign(v, 0) for v, p in zip(e.variables, e.point) for sign in (rel.Gt, rel.Lt, rel.Ne)
                      if local.prove(sign(p, 0)))
-        yield 0, e.expr, local.under(depth=local.depth + len(e.variables), facts=local.facts + near)
+        yield 0, e.expr, local.under(depth=local.depth + len(e.variables), facts=local.facts + near,
+                                     hidden=local.hidden | set(e.variables))
         for n, p in enumerate(e.point):
             yield 2 + n, p, local
         return
@@ -128,7 +132,7 @@ def children(e, local: Local):
         yield 0, e.expr, local.under(hidden=local.hidden | {v.base for v in e.variables})
         return
     if isinstance(e, sp.Derivative):
-        yield 0, e.expr, local
+        yield 0, e.expr, local.under(hidden=local.hidden | {v for v, _ in e.variable_count})
         return
     if isinstance(e, Expectation):
         yield 0, e.args[0], local.under(hidden=local.hidden | frozenset(e.random))

@@ -12,6 +12,13 @@ from grpo_verify.proof.rules import rule
 from grpo_verify.proof.terms import free_symbols, outermost, subst
 
 
+def speaks_of(x, hidden) -> bool:
+    """Whether ``x`` mentions something bound where it would be used: a random family of an expectation
+    (outside a nested expectation of it) or a bound variable (a symbol in ``hidden``)."""
+    symbols = {h for h in hidden if isinstance(h, sp.Symbol)}
+    return bool(symbols and free_symbols(x) & symbols) or random_in(x, hidden)
+
+
 def random_in(x, bases) -> bool:
     """Whether ``x`` mentions one of the random families outside a nested expectation of them."""
     if isinstance(x, sp.Indexed):
