@@ -7,6 +7,15 @@ undefined). Each must come back refuted or unproved, or be refused with a ``Valu
 kernel's own error class subclasses it); proved and proved-for-a-range both fail the case. Any other
 exception fails the case too: a malformed or undecidable statement must give a status, not a crash.
 
+``NEW_FALSE_CASES`` (and ``NEW_TRUE_CASES``, their true twins) attack the LCF kernel by class: canonical forms
+that drop definedness obligations, Subs at points outside a variable's type, Piecewise without a covering branch,
+closed numbers of large magnitude, disjunctive hypotheses, expectations, models, the mean-value rule, the sum
+rules' side conditions, indexed derivatives, citations, induction, ranks, relations, and forged rules, reports
+and theorems. A false case that cites a true lemma builds it with ``premise``; a separate test requires every
+premise to be proved, or the case would pass for the wrong reason. The trusted base is also asked without the
+evaluator (``kernel_alone``, and single ``kernel.link``/``has_model``/scheme calls): a false statement it proves is
+a hole that only the evaluator's sampling covers. Holes and completeness gaps: /work/notes/soundness.md.
+
 ``TRUE_CASES`` are true statements that a sound kernel must still prove (exactly ``PROVED`` for a
 symbolic statement, exactly ``PROVED_FOR_RANGE`` for a check over concrete values), so that the kernel
 is not made sound by proving nothing.
@@ -30,19 +39,14 @@ from typing import Callable
 import pytest
 import sympy as sp
 
-from grpo_verify.proof import Assumption, ForEach, Induction, MinimumAt, Result, Status, Step, as_written
+from grpo_verify.proof import (Assumption, Expectation, ForEach, IidExpectation, Induction, MinimumAt, Result, Status,
+                               Step, as_written, rules)
+from grpo_verify.proof import theorem as kernel
+from grpo_verify.proof.check import hypotheses as _hypotheses
 
 Build = Callable[[], Result]
 
-from grpo_verify.proof.matrices import SquareMatrix
-
-try:  # the exact-rank primitive: the kernel's own once it has one, else the derivation's
-    from grpo_verify.proof import MatrixRank  # type: ignore[attr-defined]
-except ImportError:
-    try:
-        from grpo_verify.derivations.d7_rank_structure import MatrixRank
-    except Exception:  # noqa: BLE001 - any failure to import only skips the rank group
-        MatrixRank = None
+from grpo_verify.proof import MatrixRank, SquareMatrix
 
 needs_rank = pytest.mark.skipif(MatrixRank is None, reason="no exact-rank primitive (MatrixRank) to test")
 
@@ -59,9 +63,27 @@ def claim(lhs, rhs, relation: str = "=", *assumptions: Assumption, name: str = "
                   assumptions=tuple(assumptions), **kwargs)
 
 
-def lemma(lhs, rhs, *assumptions: Assumption, name: str = "lemma", **kwargs) -> Result:
-    return claim(lhs, rhs, "=", *assumptions, name=name, doc="A lemma cited by the statement under test.",
+def lemma(lhs, rhs, *assumptions: Assumption, name: str = "lemma", relation: str = "=", **kwargs) -> Result:
+    return claim(lhs, rhs, relation, *assumptions, name=name, doc="A lemma cited by the statement under test.",
                  **kwargs)
+
+
+# Premises: lemmas a false case cites that are TRUE and must be proved, or the case would test nothing (a
+# citation of an unproved lemma is refused whatever the kernel's citation rules do). Every premise built
+# while a case is built is checked after it (``test_false_statement_is_not_proved``).
+_PREMISES: list[Result] = []
+
+
+def premise(lhs, rhs, *assumptions: Assumption, relation: str = "=", expected: Status = Status.PROVED,
+            **kwargs) -> Result:
+    result = lemma(lhs, rhs, *assumptions, name="premise", relation=relation, **kwargs)
+    result.__dict__["_expected_status"] = expected
+    _PREMISES.append(result)
+    return result
+
+
+ABS = (rules.min_max_abs_of_ordered_arguments,)
+DIFF = rules.DIFFERENTIATION
 
 
 def on(symbol: sp.Symbol, lo, hi, *, left_open: bool = False, right_open: bool = False) -> Assumption:
@@ -143,7 +165,7 @@ def one_over_zero() -> sp.Basic:
 
 def cite_inequality_lemma_as_rewrite() -> Result:
     # x <= x + 1 is proved, but an inequality is no rewrite rule: x = x + 1 must not follow
-    weaker = claim(x, x + 1, "<=", name="lemma", doc="A lemma cited by the statement under test.")
+    weaker = premise(x, x + 1, relation="<=")
     return _cite(x, x + 1, ([weaker], x + 1))
 
 
@@ -160,7 +182,8 @@ def rewrite_equation_on_subs_variable_value() -> Result:
 
 def smoothing_on_closed_set_by_floor_condition() -> Result:
     # floor(x) > 0 means x >= 1, a closed set: max(x, 1) = x there, yet max(x, 1) has no derivative at 1
-    tail = lemma(sp.Max(x, 1), x, cond(x >= 1))
+    # (floor is outside the term language today: refused; see kinks-smoothing_on_closed_set_by_a_lemma)
+    tail = premise(sp.Max(x, 1), x, cond(x >= 1), by=ABS)
     return _cite(sp.Derivative(sp.Max(x, 1), x), sp.Integer(1), ([tail], sp.Integer(1)), cond(sp.floor(x) > 0))
 
 
@@ -179,28 +202,28 @@ def _cite(statement_lhs, statement_rhs, via, *assumptions, relation="=", why="th
 
 def cite_positive_atom_lemma_for_real_y() -> Result:
     # the lemma |y| = y is proved under "y > 0"; cited for a real y
-    absolute = lemma(sp.Abs(y), y, pos(y))
+    absolute = premise(sp.Abs(y), y, pos(y), by=ABS)
     return _cite(sp.sqrt(y**2), y, ([absolute], y))
 
 
 def cite_positive_symbol_lemma_for_real_y() -> Result:
     # the lemma is about the positive symbol y (hidden assumption); cited for the real symbol y
-    expansion = lemma(sp.log(yp**2), 2 * sp.log(yp))
+    expansion = premise(sp.log(yp**2), 2 * sp.log(yp), by=(rules.log_of_a_product_or_power,))
     return _cite(sp.log(y**2), 2 * sp.log(y), ([expansion], 2 * sp.log(y)))
 
 
 def cite_condition_lemma_for_real_x() -> Result:
-    absolute = lemma(sp.Abs(x), x, cond(x > 0))
+    absolute = premise(sp.Abs(x), x, cond(x > 0), by=ABS)
     return _cite(sp.sqrt(x**2), x, ([absolute], x))
 
 
 def cite_domain_lemma_for_real_p() -> Result:
-    absolute = lemma(sp.Abs(p), p, on(p, 0, 1))
+    absolute = premise(sp.Abs(p), p, on(p, 0, 1), by=ABS, model={p: HALF})
     return _cite(sp.Abs(p) + 1, p + 1, ([absolute], p + 1))
 
 
 def cite_condition_lemma_for_unordered_integers() -> Result:
-    smaller = lemma(sp.Min(k, R), k, cond(k < R))
+    smaller = premise(sp.Min(k, R), k, cond(k < R), by=ABS)
     return _cite(sp.Min(k, R) + 1, k + 1, ([smaller], k + 1))
 
 
@@ -220,13 +243,14 @@ def cite_unproved_false_lemma() -> Result:
 
 
 def cite_range_lemma_in_symbolic_step() -> Result:
-    vanishes = lemma((R - 2) * (R - 3) * (R - 4), sp.Integer(0), for_each=ForEach.range(R, 2, 4))
+    vanishes = premise((R - 2) * (R - 3) * (R - 4), sp.Integer(0), for_each=ForEach.range(R, 2, 4),
+                       expected=Status.PROVED_FOR_RANGE)
     return _cite((R - 2) * (R - 3) * (R - 4) + R, R, ([vanishes], R), cond(R >= 2))
 
 
 def cite_step_range_lemma_in_symbolic_step() -> Result:
-    vanishes = lemma((R - 2) * (R - 3), sp.Integer(0),
-                     steps=(Step(sp.Integer(0), "evaluate", for_each=ForEach.range(R, 2, 3)),))
+    vanishes = premise((R - 2) * (R - 3), sp.Integer(0), for_each=ForEach.range(R, 2, 3),
+                       expected=Status.PROVED_FOR_RANGE)  # (Step.for_each is ignored by the new checker)
     return _cite((R - 2) * (R - 3) + R, R, ([vanishes], R), cond(R >= 2))
 
 
@@ -237,13 +261,13 @@ def cite_integer_lemma_for_real() -> Result:
 
 
 def cite_weaker_hypothesis_than_lemma() -> Result:
-    absolute = lemma(sp.Abs(x), x, cond(x > 0))
+    absolute = premise(sp.Abs(x), x, cond(x > 0), by=ABS)
     return _cite(sp.Abs(x) + 1, x + 1, ([absolute], x + 1), cond(x > -1))
 
 
 def cite_lemma_about_free_index_inside_sum() -> Result:
     # the lemma is about a free j >= 0; inside the sum j is bound and runs over negative values too
-    absolute = lemma(sp.Abs(j), j, cond(j >= 0))
+    absolute = premise(sp.Abs(j), j, cond(j >= 0), by=ABS)
     return _cite(sp.Sum(sp.Abs(j), (j, -nn, nn)), sp.Integer(0), ([absolute], sp.Sum(j, (j, -nn, nn))),
                  cond(j >= 0))
 
@@ -264,7 +288,7 @@ def mutual_citation() -> Result:
 
 
 def lemma_mutated_after_check() -> Result:
-    trivial = lemma(x, as_written(lambda: x + 0))
+    trivial = premise(x, as_written(lambda: x + 0))
     trivial.check()
     try:
         trivial.rhs = sp.Integer(0)  # now states x = 0, with the report of x = x + 0 cached
@@ -274,12 +298,12 @@ def lemma_mutated_after_check() -> Result:
 
 
 def cite_positive_atom_hypothesis_not_implied() -> Result:
-    absolute = lemma(sp.Abs(x - 1), x - 1, pos(x - 1))
+    absolute = premise(sp.Abs(x - 1), x - 1, pos(x - 1), by=ABS)
     return _cite(sp.Abs(x - 1) + 1, x, ([absolute], x), pos(x))  # x > 0 does not give x - 1 > 0
 
 
 def cite_lemma_hypothesis_fails_at_a_range_value() -> Result:
-    absolute = lemma(sp.Abs(R - 2), R - 2, cond(R >= 2))
+    absolute = premise(sp.Abs(R - 2), R - 2, cond(R >= 2), by=ABS)
     return claim(sp.Abs(R - 2) + 1, R - 1, steps=(Step(R - 1, "cited lemma", using=(absolute,)),),
                  for_each=ForEach.range(R, 1, 3))  # R = 1: |-1| + 1 = 2 != 0
 
@@ -337,13 +361,13 @@ def _rewrite_claim(lhs, rhs, equation: tuple, *assumptions: Assumption) -> Resul
 
 def _cite_into_subs() -> Result:
     # |x| = x holds where x > 0; the Subs evaluates |x| at x = -1, outside that set
-    absolute = claim(sp.Abs(x), x, "=", cond(x > 0), name="abs_is_identity_for_positive_x")
+    absolute = premise(sp.Abs(x), x, cond(x > 0), by=ABS)
     return claim(sp.Subs(sp.Abs(x), x, -1), -1, "=", cond(x > 0),
                  steps=(Step(sp.Integer(-1), "lemma", "planted", using=(absolute,)),))
 
 
-def by_induction(lhs, rhs, relation: str, *assumptions: Assumption, symbol=None, base: int = 0) -> Result:
-    return claim(lhs, rhs, relation, *assumptions, induction=Induction(nn if symbol is None else symbol, base))
+def by_induction(lhs, rhs, relation: str, *assumptions: Assumption, symbol=None, base: int = 0, by=()) -> Result:
+    return claim(lhs, rhs, relation, *assumptions, induction=Induction(nn if symbol is None else symbol, base), by=by)
 
 
 def _cite_instance(lemma_result: Result, values: dict, lhs, rhs, relation: str, *assumptions: Assumption) -> Result:
@@ -354,12 +378,12 @@ def _cite_instance(lemma_result: Result, values: dict, lhs, rhs, relation: str, 
 
 
 def instance_outside_the_symbol_domain() -> Result:
-    root = lemma(as_written(lambda: sp.sqrt(yp**2)), yp)  # true: yp is declared positive
+    root = premise(as_written(lambda: sp.sqrt(yp**2)), yp)  # true: yp is declared positive
     return _cite_instance(root, {yp: x}, sp.sqrt(x**2), x, "=")
 
 
 def instance_where_the_hypothesis_fails() -> Result:
-    absolute = lemma(sp.Abs(x), x, cond(x >= 0))
+    absolute = premise(sp.Abs(x), x, cond(x >= 0), by=ABS)
     return _cite_instance(absolute, {x: y - 1}, sp.Abs(y - 1), y - 1, "=")
 
 
@@ -369,12 +393,12 @@ def instance_of_an_integer_symbol_at_a_fraction() -> Result:
 
 
 def instance_captured_by_a_binder() -> Result:
-    total = lemma(sp.Sum(x * j, (j, 1, 3)), 6 * x)
+    total = premise(sp.Sum(x * j, (j, 1, 3)), 6 * x, by=(rules.sum_with_numeric_limits_is_written_out,))
     return _cite_instance(total, {x: j}, sp.Sum(j * j, (j, 1, 3)), 6 * j, "=")
 
 
 def instance_of_an_inequality_whose_hypothesis_fails() -> Result:
-    square = claim(x**2, x, ">=", cond(x >= 1), name="square_beats_x_from_one")
+    square = premise(x**2, x, cond(x >= 1), relation=">=")
     return _cite_instance(square, {x: y}, y**2, y, ">=")
 
 
@@ -383,28 +407,28 @@ def instance_of_an_unproved_lemma() -> Result:
 
 
 def instance_of_a_symbol_the_lemma_lacks() -> Result:
-    square = claim(x**2, 0, ">=", name="square_nonnegative")
+    square = premise(x**2, 0, relation=">=")
     return _cite_instance(square, {y: x}, y**2, 0, ">")
 
 
 def instance_of_an_indexed_label() -> Result:
-    entry = claim(r[i]**2, 0, ">=", name="entry_square_nonnegative")
+    entry = premise(r[i]**2, 0, relation=">=")
     return _cite_instance(entry, {sp.Symbol("r", real=True): x}, x, 0, ">=")
 
 
 def inequality_does_not_pass_to_derivatives() -> Result:
-    below = claim(x, x**2 + 1, "<=", name="x_below_parabola")  # true for every x
+    below = premise(x, x**2 + 1, relation="<=")  # true for every x
     return claim(sp.Derivative(x, x), sp.Derivative(x**2 + 1, x), "<=",
                  steps=(Step(sp.Derivative(x**2 + 1, x), "the lemma", "planted", relation="<=", using=(below,)),))
 
 
 def instance_of_a_range_lemma() -> Result:
-    ranged = claim(2**R, R**2, ">=", for_each=ForEach.range(R, 5, 8), name="two_pow_beats_square_checked")
+    ranged = premise(2**R, R**2, relation=">=", for_each=ForEach.range(R, 5, 8), expected=Status.PROVED_FOR_RANGE)
     return _cite_instance(ranged, {R: k}, 2**k, k**2, ">=")
 
 
-def about(lhs, rhs, relation: str, symbol: sp.Symbol, point, *assumptions: Assumption) -> Result:
-    return claim(lhs, rhs, relation, *assumptions, minimum_at=MinimumAt(symbol, point))
+def about(lhs, rhs, relation: str, symbol: sp.Symbol, point, *assumptions: Assumption, by=DIFF, **kw) -> Result:
+    return claim(lhs, rhs, relation, *assumptions, minimum_at=MinimumAt(symbol, point), by=by, **kw)
 
 
 def every(condition: sp.Basic, index: sp.Symbol, lo, hi) -> Assumption:
@@ -412,7 +436,7 @@ def every(condition: sp.Basic, index: sp.Symbol, lo, hi) -> Assumption:
 
 
 def cite_sum_lemma(lemma_assumption: Assumption, *assumptions: Assumption) -> Result:
-    positive_sum = claim(sp.Sum(r[i], (i, 1, R)), 0, ">", lemma_assumption, name="positive_entries_sum")
+    positive_sum = premise(sp.Sum(r[i], (i, 1, R)), 0, lemma_assumption, relation=">", by=(rules.sum_of_signed_terms,))
     return claim(sp.Sum(r[i], (i, 1, R)) + 1, 1, ">", *assumptions,
                  steps=(Step(sp.Integer(1), "the lemma", "planted", relation=">", using=(positive_sum,)),))
 
@@ -1016,39 +1040,62 @@ RANGE_CASES: list[tuple[str, Build]] = [
 # == TRUE statements ===============================================================================
 
 def true_cite_lemma_with_hypotheses() -> Result:
-    absolute = lemma(sp.Abs(x), x, pos(x))
+    absolute = premise(sp.Abs(x), x, pos(x), by=ABS)
     return _cite(sp.Abs(x) + 1, x + 1, ([absolute], x + 1), pos(x))
 
 
 def true_cite_lemma_without_hypotheses() -> Result:
-    square = lemma((x + 1)**2, x**2 + 2 * x + 1)
+    square = premise((x + 1)**2, x**2 + 2 * x + 1)
     return _cite((x + 1)**2 - 2 * x, x**2 + 1, ([square], x**2 + 2 * x + 1 - 2 * x))
 
 
-TRUE_CASES: list[tuple[str, Build, Status]] = [
+# A true case the kernel cannot prove by any honest use of its rules is a completeness gap. Those outside the
+# term language by design (sin, cos, tan, factorial) or needing a rule family the kernel does not have
+# (binomial identities) are strict xfails, so that they are reported and flip when the kernel grows; a gap of
+# a basic shape (exp(log x) = x, a model of x in [0, 1], induction from a lower bound) is a plain failing test,
+# recorded in /work/notes/soundness.md.
+OUTSIDE_LANGUAGE = pytest.mark.xfail(strict=True, reason="outside the kernel's term language (by design)")
+NO_RULE = pytest.mark.xfail(strict=True, reason="completeness gap: no kernel rule for this identity")
+
+TRUE_CASES: list[tuple] = [
     ("partial-x_over_x_nonzero", lambda: claim(unevaluated_quotient(x, x), 1, "=", cond(sp.Ne(x, 0))), Status.PROVED),
     ("partial-quotient_with_nonzero_denominator", lambda: claim((x**2 + x) / x, x + 1, "=", cond(sp.Ne(x, 0))),
      Status.PROVED),
     ("partial-x_over_x_positive_symbol", lambda: claim(unevaluated_quotient(xp, xp), 1), Status.PROVED),
     ("partial-difference_of_squares_quotient_off_pole", lambda: claim(
         (x**2 - 1) / (x - 1), x + 1, "=", cond(sp.Ne(x, 1))), Status.PROVED),
-    ("partial-exp_log_positive_symbol", lambda: claim(as_written(lambda: sp.exp(sp.log(xp))), xp), Status.PROVED),
-    ("partial-exp_log_positive_assumption", lambda: claim(as_written(lambda: sp.exp(sp.log(x))), x, "=", pos(x)),
-     Status.PROVED),
-    ("partial-log_exp_real", lambda: claim(as_written(lambda: sp.log(sp.exp(x))), x), Status.PROVED),
+    # (no rule states exp(log u) = u; these pass because canon rebuilds exp(log x) by SymPy's constructor,
+    # which writes x -- the evaluation that also drops log's obligation x > 0: see partial-exp_log_real)
+    ("partial-exp_log_positive_symbol", lambda: claim(as_written(lambda: sp.exp(sp.log(xp))), xp,
+                                                      by=(rules.log_of_a_product_or_power,)), Status.PROVED),
+    ("partial-exp_log_positive_assumption", lambda: claim(as_written(lambda: sp.exp(sp.log(x))), x, "=", pos(x),
+                                                          by=(rules.log_of_a_product_or_power,)), Status.PROVED),
+    ("partial-log_exp_real", lambda: claim(as_written(lambda: sp.log(sp.exp(x))), x,
+                                           by=(rules.log_of_a_product_or_power,)), Status.PROVED),
     ("partial-tan_cos_off_poles", lambda: claim(sp.tan(x) * sp.cos(x), sp.sin(x), "=", cond(sp.Ne(sp.cos(x), 0))),
-     Status.PROVED),
+     Status.PROVED, OUTSIDE_LANGUAGE),
     ("branch-sqrt_of_square_positive_symbol", lambda: claim(as_written(lambda: sp.sqrt(yp**2)), yp), Status.PROVED),
     ("branch-sqrt_of_square_positive_assumption", lambda: claim(sp.sqrt(y**2), y, "=", pos(y)), Status.PROVED),
     ("branch-sqrt_of_square_is_abs", lambda: claim(as_written(lambda: sp.sqrt(x**2)), sp.Abs(x)), Status.PROVED),
-    ("branch-log_of_product_positive", lambda: claim(sp.log(xp * yp), sp.log(xp) + sp.log(yp)), Status.PROVED),
+    ("branch-log_of_product_positive", lambda: claim(sp.log(xp * yp), sp.log(xp) + sp.log(yp),
+                                                     by=(rules.log_of_a_product_or_power,)), Status.PROVED),
     ("sign-shifted_square_nonnegative", lambda: claim((x - 1)**2, 0, ">="), Status.PROVED),
     ("sign-square_plus_one_positive", lambda: claim(x**2 + 1, 0, ">"), Status.PROVED),
     ("sign-two_squares_dominate_product", lambda: claim(x**2 + y**2, 2 * x * y, ">="), Status.PROVED),
+    # GAP (basic): the evaluator proposes no point in [0, 1] (random rationals 1..40/1..12), so no model is
+    # found and a result about x in [0, 1] is refused; the *_with_a_model_hint twins below give the hint
     ("roots-two_point_energy_on_unit", lambda: claim(p**2 + (1 - p)**2, HALF, ">=", on(p, 0, 1)), Status.PROVED),
     ("roots-product_on_unit", lambda: claim(x * (1 - x), 0, ">=", on(x, 0, 1)), Status.PROVED),
     ("roots-at_most_one_on_unit", lambda: claim(x, 1, "<=", on(x, 0, 1)), Status.PROVED),
     ("roots-positive_on_left_open_unit", lambda: claim(p, 0, ">", on(p, 0, 1, left_open=True)), Status.PROVED),
+    ("roots-two_point_energy_on_unit_with_a_model_hint", lambda: claim(
+        p**2 + (1 - p)**2, HALF, ">=", on(p, 0, 1), model={p: HALF}), Status.PROVED),
+    ("roots-product_on_unit_with_a_model_hint", lambda: claim(x * (1 - x), 0, ">=", on(x, 0, 1), model={x: HALF}),
+     Status.PROVED),
+    ("roots-at_most_one_on_unit_with_a_model_hint", lambda: claim(x, 1, "<=", on(x, 0, 1), model={x: HALF}),
+     Status.PROVED),
+    ("roots-positive_on_left_open_unit_with_a_model_hint", lambda: claim(
+        p, 0, ">", on(p, 0, 1, left_open=True), model={p: 1}), Status.PROVED),
     ("roots-rational_without_pole", lambda: claim(1 / (x + 1), 0, ">", on(x, 0, 2)), Status.PROVED),
     ("chain-square_bound", lambda: claim((x + 1)**2, 2 * x + 1, ">=", steps=(
         Step(x**2 + 2 * x + 1, "expand"), Step(2 * x + 1, "drop a square", relation=">="))), Status.PROVED),
@@ -1061,99 +1108,757 @@ TRUE_CASES: list[tuple[str, Build, Status]] = [
         Step(x**2 + 1, "add one", relation="<="), Step(x**2 + 2, "add one", relation="<="))), Status.PROVED),
     ("cite-lemma_with_hypotheses_satisfied", true_cite_lemma_with_hypotheses, Status.PROVED),
     ("cite-lemma_without_hypotheses", true_cite_lemma_without_hypotheses, Status.PROVED),
+    # GAP (order-dependent): proved alone in 0.05 s; in the full file z3 runs into its 3 s timeout here (the
+    # integer pass of arith.entails), and the link is unproved
     ("integer-gap_at_least_one", lambda: claim(R - k, 1, ">=", cond(k < R)), Status.PROVED),
-    ("integer-even_power_of_minus_one", lambda: claim(as_written(lambda: (-1)**(2 * n)), 1), Status.PROVED),
-    ("sums-count_nonnegative_n", lambda: claim(sp.Sum(1, (j, 1, nn)), nn), Status.PROVED),
-    ("sums-gauss_nonnegative_n", lambda: claim(sp.Sum(j, (j, 1, nn)), nn * (nn + 1) / 2), Status.PROVED),
-    ("sums-product_is_factorial", lambda: claim(sp.Product(j, (j, 1, nn)), sp.factorial(nn)), Status.PROVED),
+    # (no power-of-a-power rule: this passes because canon's constructors write (-1)**(2 n) as 1)
+    ("integer-even_power_of_minus_one", lambda: claim(as_written(lambda: (-1)**(2 * n)), 1,
+                                                      by=(rules.exponent_sum_splits,)), Status.PROVED),
+    ("sums-count_nonnegative_n", lambda: claim(sp.Sum(1, (j, 1, nn)), nn, by=(rules.sum_of_a_constant,)),
+     Status.PROVED),
+    ("sums-gauss_nonnegative_n", lambda: claim(sp.Sum(j, (j, 1, nn)), nn * (nn + 1) / 2, by=(
+        rules.sum_telescopes(sp.Lambda(i, i * (i - 1) / 2)),)), Status.PROVED),
+    ("sums-product_is_factorial", lambda: claim(sp.Product(j, (j, 1, nn)), sp.factorial(nn)), Status.PROVED,
+     OUTSIDE_LANGUAGE),
     ("sums-centred_rewards_sum_to_zero", lambda: claim(
-        sp.Sum(r[i] - sp.Sum(r[j], (j, 1, R)) / R, (i, 1, R)), 0), Status.PROVED),
+        sp.Sum(r[i] - sp.Sum(r[j], (j, 1, R)) / R, (i, 1, R)), 0, by=(rules.sum_linearity, rules.sum_of_a_constant)),
+     Status.PROVED),
     ("sums-kronecker_index_in_range", lambda: claim(
-        sp.Sum(sp.KroneckerDelta(j, m), (j, 1, nn)), 1, "=", cond(m >= 1), cond(m <= nn)), Status.PROVED),
-    ("binomial-row_sum", lambda: claim(sp.Sum(sp.binomial(nn, j), (j, 0, nn)), 2**nn), Status.PROVED),
+        sp.Sum(sp.KroneckerDelta(j, m), (j, 1, nn)), 1, "=", cond(m >= 1), cond(m <= nn), by=(rules.sum_of_a_delta,)),
+     Status.PROVED),
+    ("binomial-row_sum", lambda: claim(sp.Sum(sp.binomial(nn, j), (j, 0, nn)), 2**nn), Status.PROVED, NO_RULE),
     ("binomial-pascal_rule", lambda: claim(
-        sp.binomial(nn, k) + sp.binomial(nn, k + 1), sp.binomial(nn + 1, k + 1)), Status.PROVED),
-    ("trig-pythagoras", lambda: claim(sp.sin(x)**2 + sp.cos(x)**2, 1), Status.PROVED),
-    ("calculus-derivative_of_cube", lambda: claim(sp.Derivative(x**3, x), 3 * x**2), Status.PROVED),
+        sp.binomial(nn, k) + sp.binomial(nn, k + 1), sp.binomial(nn + 1, k + 1)), Status.PROVED, NO_RULE),
+    ("trig-pythagoras", lambda: claim(sp.sin(x)**2 + sp.cos(x)**2, 1), Status.PROVED, OUTSIDE_LANGUAGE),
+    ("calculus-derivative_of_cube", lambda: claim(sp.Derivative(x**3, x), 3 * x**2, by=DIFF), Status.PROVED),
     ("ne-square_plus_one_nonzero", lambda: claim(x**2 + 1, 0, "!="), Status.PROVED),
-    ("induction-bernoulli", lambda: by_induction((1 + x)**nn, 1 + nn * x, ">=", cond(x >= -1)), Status.PROVED),
+    ("induction-bernoulli", lambda: by_induction((1 + x)**nn, 1 + nn * x, ">=", cond(x >= -1),
+                                                 by=(rules.exponent_sum_splits,)), Status.PROVED),
+    # (refused at 2c247c1..9acc72f: with relations built unevaluated, subst(n >= 4, n = 4) was 4 >= 4, never
+    # sympy.true, in theorem.induction_contexts; proved again at 06c7632)
     ("induction-two_pow_beats_square_from_four", lambda: by_induction(
-        2**nn, nn**2, ">=", cond(nn >= 4), base=4), Status.PROVED),
-    ("induction-sum_of_odd_numbers", lambda: by_induction(sp.Sum(2 * j - 1, (j, 1, nn)), nn**2, "="), Status.PROVED),
+        2**nn, nn**2, ">=", cond(nn >= 4), base=4, by=(rules.exponent_sum_splits,)), Status.PROVED),
+    ("induction-sum_of_odd_numbers", lambda: by_induction(sp.Sum(2 * j - 1, (j, 1, nn)), nn**2, "=", by=(
+        rules.sum_split_last, rules.empty_sum_is_zero)), Status.PROVED),
     ("induction-sum_of_squares_split_at_the_top", lambda: by_induction(
-        sp.Sum(j**2, (j, 1, nn)), nn * (nn + 1) * (2 * nn + 1) / 6, "="), Status.PROVED),
+        sp.Sum(j**2, (j, 1, nn)), nn * (nn + 1) * (2 * nn + 1) / 6, "=", by=(
+            rules.sum_split_last, rules.empty_sum_is_zero)), Status.PROVED),
     ("instance-inequality_at_a_shifted_point", lambda: _cite_instance(
-        claim(x**2, x, ">=", cond(x >= 1), name="square_beats_x_from_one"), {x: y + 1}, (y + 1)**2, y + 1, ">=",
+        premise(x**2, x, cond(x >= 1), relation=">="), {x: y + 1}, (y + 1)**2, y + 1, ">=",
         cond(y >= 0)), Status.PROVED),
     ("instance-positive_symbol_at_a_positive_value", lambda: _cite_instance(
-        lemma(as_written(lambda: sp.sqrt(yp**2)), yp), {yp: x**2 + 1}, sp.sqrt((x**2 + 1)**2), x**2 + 1, "="),
+        premise(as_written(lambda: sp.sqrt(yp**2)), yp), {yp: x**2 + 1}, sp.sqrt((x**2 + 1)**2), x**2 + 1, "="),
      Status.PROVED),
     ("mvt-log_below_its_tangent", lambda: about(sp.log(xp), xp - 1, "<=", xp, 1), Status.PROVED),
     ("mvt-k3_nonnegative", lambda: about(xp - sp.log(xp) - 1, 0, ">=", xp, 1), Status.PROVED),
     ("mvt-quartic_above_its_tangent", lambda: about(x**4, 4 * x - 3, ">=", x, 1), Status.PROVED),
     ("mvt-on_a_closed_interval", lambda: about(x**3 - 3 * x, -2, ">=", x, 1, on(x, 0, 3)), Status.PROVED),
     ("forall-sum_of_positive_entries", lambda: claim(
-        sp.Sum(r[i], (i, 1, R)), 0, ">", every(r[i] > 0, i, 1, R)), Status.PROVED),
+        sp.Sum(r[i], (i, 1, R)), 0, ">", every(r[i] > 0, i, 1, R), by=(rules.sum_of_signed_terms,)), Status.PROVED),
     ("forall-sum_over_a_sub_range", lambda: claim(
-        sp.Sum(r[i], (i, 2, R)), 0, ">=", every(r[i] >= 0, i, 1, R)), Status.PROVED),
+        sp.Sum(r[i], (i, 2, R)), 0, ">=", every(r[i] >= 0, i, 1, R), by=(rules.sum_of_signed_terms,)), Status.PROVED),
     ("forall-cited_with_the_same_hypothesis", lambda: cite_sum_lemma(
         every(r[i] > 0, i, 1, R), every(r[j] > 0, j, 1, R)), Status.PROVED),
     ("range-two_pow_at_least_twice", lambda: claim(2**R, 2 * R, ">=", for_each=ForEach.range(R, 2, 6)),
      Status.PROVED_FOR_RANGE),
+    # GAP (basic): the evaluator checks a for_each result at every R from its lower bound, outside the listed
+    # values too, and refutes it at R = 3 (8 > 9 is false), though only R = 5..8 is claimed
     ("range-two_pow_beats_square_from_five", lambda: claim(2**R, R**2, ">", for_each=ForEach.range(R, 5, 8)),
      Status.PROVED_FOR_RANGE),
     # -- substitutions and derivatives at a point (from mutating proof/definedness.py) -------------
+    # GAP: the evaluator crashes on the derivative of Abs at a point (values._derivative_at substitutes the
+    # point into an unevaluated Derivative: "Can't calculate derivative wrt 1")
     ("kinks-derivative_of_abs_away_from_its_kink", lambda: claim(
-        sp.Subs(sp.Derivative(sp.Abs(x), x), x, 1), 1), Status.PROVED),
+        sp.Subs(sp.Derivative(sp.Abs(x), x), x, 1), 1, by=DIFF + ABS), Status.PROVED),
     ("kinks-derivative_of_max_at_a_tie_with_equal_slopes", lambda: claim(
-        sp.Subs(sp.Derivative(sp.Max(x**3, 0), x), x, 0), 0), Status.PROVED),
+        sp.Subs(sp.Derivative(sp.Max(x**3, 0), x), x, 0), 0, by=DIFF + (rules.derivative_at_a_kink,)), Status.PROVED),
     ("kinks-derivative_of_min_at_a_tie_with_equal_slopes", lambda: claim(
-        sp.Subs(sp.Derivative(sp.Min(x**3, 0), x), x, 0), 0), Status.PROVED),
+        sp.Subs(sp.Derivative(sp.Min(x**3, 0), x), x, 0), 0, by=DIFF + (rules.derivative_at_a_kink,)), Status.PROVED),
     ("kinks-derivative_of_max_in_one_of_two_substituted_variables", lambda: claim(
-        sp.Subs(sp.Derivative(sp.Max(x, y), x), (x, y), (2, 1)), 1), Status.PROVED),
+        sp.Subs(sp.Derivative(sp.Max(x, y), x), (x, y), (2, 1)), 1, by=DIFF + (rules.derivative_at_a_kink,)),
+     Status.PROVED),
     ("kinks-derivative_of_a_sum_of_kinks_right_of_every_kink", lambda: claim(
-        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 4), 6), Status.PROVED),
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 4), 6, by=DIFF + ABS + (
+            rules.sum_with_numeric_limits_is_written_out, rules.derivative_at_a_kink)), Status.PROVED),
     ("kinks-derivative_of_a_sum_of_kinks_left_of_every_kink", lambda: claim(
-        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 0), 0), Status.PROVED),
+        sp.Subs(sp.Derivative(sp.Sum(sp.Abs(x - j) + x, (j, 1, 3)), x), x, 0), 0, by=DIFF + ABS + (
+            rules.sum_with_numeric_limits_is_written_out, rules.derivative_at_a_kink)), Status.PROVED),
     # (on x >= 0, a closed set, the smoothing rule could not stand in for the kink rule)
     ("kinks-a_kink_in_another_variable_is_no_obstacle", lambda: claim(
-        sp.Derivative(x**2 + sp.Abs(y), x), 2 * x, "=", cond(x >= 0)), Status.PROVED),
+        sp.Derivative(x**2 + sp.Abs(y), x), 2 * x, "=", cond(x >= 0), by=DIFF), Status.PROVED),
     ("subs-point_that_mentions_its_variable", lambda: claim(sp.Subs(x**2, x, x + 1), (x + 1)**2), Status.PROVED),
     ("subs-two_variables_at_once", lambda: claim(sp.Subs(x * y, (x, y), (1, 2)), 2), Status.PROVED),
     ("subs-real_symbol_at_a_fraction", lambda: claim(sp.Subs(x**2, x, HALF), sp.Rational(1, 4)), Status.PROVED),
     ("subs-integer_symbol_at_an_integer", lambda: claim(sp.Subs(n**2, n, 2), 4), Status.PROVED),
     ("subs-positive_symbol_at_a_fraction", lambda: claim(
-        sp.Subs(sp.Derivative(xp**2, xp), xp, HALF), 1), Status.PROVED),
+        sp.Subs(sp.Derivative(xp**2, xp), xp, HALF), 1, by=DIFF), Status.PROVED),
     ("subs-non_negative_symbol_at_a_fraction", lambda: claim(
         sp.Subs(u**3, u, HALF), sp.Rational(1, 8)), Status.PROVED),
     ("subs-quotient_at_a_nonzero_point", lambda: claim(sp.Subs(1 / x, x, 2), HALF), Status.PROVED),
     ("subs-derivative_of_a_rational_function_defined_everywhere", lambda: claim(
-        sp.Subs(sp.Derivative(1 / (x**2 + 1), x), x, 1), -HALF), Status.PROVED),
+        sp.Subs(sp.Derivative(1 / (x**2 + 1), x), x, 1), -HALF, by=DIFF), Status.PROVED),
     ("subs-point_defined_under_the_assumptions", lambda: claim(
         sp.Subs(x**2, x, 1 / y), 1 / y**2, "=", pos(y)), Status.PROVED),
     ("calculus-derivative_of_sqrt_for_positive_x", lambda: claim(
-        sp.Derivative(sp.sqrt(x), x), 1 / (2 * sp.sqrt(x)), "=", cond(x > 0)), Status.PROVED),
+        sp.Derivative(sp.sqrt(x), x), 1 / (2 * sp.sqrt(x)), "=", cond(x > 0), by=DIFF), Status.PROVED),
     ("calculus-derivative_of_the_reciprocal_for_negative_x", lambda: claim(
-        sp.Derivative(1 / x, x), -1 / x**2, "=", cond(x < 0)), Status.PROVED),
+        sp.Derivative(1 / x, x), -1 / x**2, "=", cond(x < 0), by=DIFF), Status.PROVED),
 ]
 
-RANK_TRUE_CASES: list[tuple[str, Build, Status]] = [
-    ("rank-rational_rank_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 2], [2, 4]])), 1), Status.PROVED),
-    ("rank-identity", lambda: claim(MatrixRank(sp.ImmutableMatrix(sp.eye(3))), 3), Status.PROVED),
+_IDEMPOTENT = (rules.rank_of_an_idempotent_is_its_trace, rules.sum_linearity, rules.sum_of_a_constant,
+               rules.sum_of_a_delta, rules.delta_of_equal_or_distinct_values)
+
+RANK_TRUE_CASES: list[tuple] = [
+    ("rank-rational_rank_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[1, 2], [2, 4]])), 1, by=(
+        rules.rank_of_an_explicit_matrix,)), Status.PROVED),
+    ("rank-identity", lambda: claim(MatrixRank(sp.ImmutableMatrix(sp.eye(3))), 3, by=(
+        rules.rank_of_an_explicit_matrix,)), Status.PROVED),
     ("rank-lower_triangular_ones_of_every_size", lambda: claim(
-        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((1, j <= i), (0, True))))), R), Status.PROVED),
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((1, j <= i), (0, True))))), R, by=(
+            rules.rank_of_a_triangular_matrix, rules.piecewise_branch)), Status.PROVED),
     ("rank-upper_triangular_of_every_size", lambda: claim(
-        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((i + j, j >= i), (0, True))))), R),
-     Status.PROVED),
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((i + j, j >= i), (0, True))))), R, by=(
+            rules.rank_of_a_triangular_matrix, rules.piecewise_branch)), Status.PROVED),
     ("rank-centring_matrix_of_every_size", lambda: claim(
-        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / R))), R - 1), Status.PROVED),
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / R))), R - 1, by=_IDEMPOTENT),
+     Status.PROVED),
     ("rank-averaging_matrix_of_every_size", lambda: claim(
-        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), 1 / R))), 1), Status.PROVED),
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), 1 / R))), 1, by=_IDEMPOTENT), Status.PROVED),
     ("rank-projection_scaled_by_an_idempotent_number", lambda: claim(
         MatrixRank(SquareMatrix(R, sp.Lambda((i, j), x * sp.KroneckerDelta(i, j)))), x * R, "=",
-        cond(sp.Eq(x**2, x))), Status.PROVED),
-    ("rank-symbolic_at_most_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[x, x**2], [1, x]])), 1, "<="),
+        cond(sp.Eq(x**2, x)), by=_IDEMPOTENT), Status.PROVED),
+    ("rank-symbolic_at_most_one", lambda: claim(MatrixRank(sp.ImmutableMatrix([[x, x**2], [1, x]])), 1, "<=", by=(
+        rules.rank_is_at_most_a_vanishing_minor_size,)), Status.PROVED),
+]
+
+
+# == NEW attacks on the LCF kernel =================================================================
+# Classes the cases above did not cover: canonical forms that re-evaluate a term and lose its definedness
+# obligations, Subs at points outside the variable's declared type, Piecewise without a covering branch,
+# closed numbers of large magnitude, disjunctive hypotheses, expectations (derivatives of E, quantified
+# hypotheses about the sampled values, i.i.d. operators and their one-rollout operator, linearity with random
+# factors), models (partial functions, signs of model functions, distributions), the mean-value rule over a
+# non-interval declared domain, the sum rules outside their side conditions, indexed derivatives, kinks at
+# symbolic points, citations and instances, ranks, relations and chains, and the rule registry itself.
+# Each FALSE case has its witness in a comment; each shape has TRUE twins in NEW_TRUE_CASES.
+
+t = sp.Symbol("t", real=True)
+theta = sp.Symbol("theta", real=True)
+xnz = sp.Symbol("x", real=True, nonzero=True)  # x != 0: its declared domain is not an interval
+th = sp.IndexedBase("theta", real=True)
+w = sp.IndexedBase("w", real=True)
+q = sp.IndexedBase("q", integer=True)
+h = sp.Function("h", real=True)
+fpos = sp.Function("fpos", positive=True)
+mreal = sp.Symbol("m", real=True)
+uq = unevaluated_quotient
+BIG = sp.exp(100)  # about 2.7e43: a 40-digit value of it is off by about 1e3
+BIG_BELOW = sp.floor(BIG * 10**50) / sp.Integer(10)**50  # BIG - 10**-50 < BIG_BELOW < BIG
+BIG_ABOVE = BIG_BELOW + sp.Rational(1, 10**50)  # BIG < BIG_ABOVE < BIG + 10**-50
+SQRT_BIG = sp.sqrt(2 * 10**40 + 1)  # about 1.4e20: its 40-digit value is off by about 3e-20
+PW = sp.Piecewise((1, x > 0), (2, x < 0))  # no branch at x = 0: undefined there
+PW_TOTAL = sp.Piecewise((1, x > 0), (2, True))
+E_new = Expectation.over("E_new", r, w)
+E_r = Expectation.over("E_r", r)  # binds r only
+E_w = Expectation.over("E_w", w)  # binds w only
+# its one-rollout operator does not bind w: over_rollouts refuses to build it (tested below), so it is made by
+# hand, for the kernel's own check in iid_sum_moments
+E_iid_bad = type("E_iid_bad", (IidExpectation,), {"random": (r, w), "single": E_r,
+                                                  "latex_name": r"\mathbb{E}_{\mathrm{bad}}"})
+
+
+def test_an_iid_operator_whose_one_rollout_operator_misses_a_family_is_refused():
+    with pytest.raises(ValueError, match="must bind every family"):
+        IidExpectation.over_rollouts("E_iid_refused", E_r, r, w)
+E_iid_ok = IidExpectation.over_rollouts("E_iid_ok", E_new, r, w)
+S = sp.Sum
+
+
+def _coin(operator_single, operators=()):
+    """A model hint: one rollout is r = w = 1 or r = w = -1 with probability 1/2, shared by the operators."""
+    from grpo_verify.evaluation.points import Distribution
+
+    d = Distribution([(HALF, {r: 1, w: 1}), (HALF, {r: -1, w: -1})], rollouts=3)
+    return {op: d for op in (operator_single, *operators)}
+
+
+def _signed_weights():
+    from grpo_verify.evaluation.points import Distribution
+
+    return Distribution([(sp.Integer(2), {r: 0, w: 0}), (sp.Integer(-1), {r: 1, w: 0})], rollouts=1)
+
+
+def _kernel_link(lhs, relation, rhs, *assumptions: Assumption, by=(), using=()):
+    """The kernel's link rule alone (no evaluator, no model): a Theorem, or None if it refuses."""
+    class _Holder:
+        pass
+
+    holder = _Holder()
+    holder.assumptions = tuple(assumptions)
+    ctx = kernel.Context(_hypotheses(holder))
+    cited = [kernel.cite(ctx, hyp, name=a.text) for a in using for hyp in kernel.hyps_of(a) if not hyp.index]
+    try:
+        return kernel.link(ctx, sp.sympify(lhs), relation, sp.sympify(rhs), tuple(by), cited)
+    except (kernel.Unproved, ValueError):
+        return None
+
+
+def _rewrite(lhs, rhs, equation, *assumptions: Assumption, relation="=", by=(), for_every=()) -> Result:
+    eq = Assumption("an equation", equation=equation, for_every=for_every)
+    return claim(lhs, rhs, relation, eq, *assumptions, steps=(Step(rhs, "rewrite", relation=relation, using=(eq,),
+                                                                   by=by),))
+
+
+def smoothing_by_a_lemma_on_a_closed_set() -> Result:
+    # max(x, 1) = x for x >= 1 (a closed set): no derivative of max(x, 1) at x = 1 follows from it
+    tail = premise(sp.Max(x, 1), x, cond(x >= 1), by=ABS)
+    return claim(sp.Derivative(sp.Max(x, 1), x), 1, "=", cond(x >= 1),
+                 steps=(Step(sp.Derivative(x, x), "the lemma", using=(tail,), by=DIFF), Step(1, "d x/dx", by=DIFF)))
+
+
+def instance_inside_a_derivative() -> Result:
+    # x^2 = x holds at x = 1 (the free x); inside the derivative at 1 the variable is bound: d/dx x^2 = 2 != 1
+    at_one = Assumption("x = 1", equation=(x, sp.Integer(1)))
+    square = premise(x**2, x, at_one, steps=(Step(1, "x = 1", using=(at_one,)), Step(x, "x = 1", using=(at_one,))))
+    return claim(sp.Subs(sp.Derivative(x**2, x), x, 1), 1, "=", at_one, steps=(
+        Step(sp.Subs(sp.Derivative(x, x), x, 1), "the lemma inside", using=(square,), by=DIFF), Step(1, "d", by=DIFF)))
+
+
+def instance_of_an_integer_lemma_at_a_fraction() -> Result:
+    # n^2 >= n holds for every integer n; at n = 1/2 it reads 1/4 >= 1/2
+    square = premise(n**2, n, relation=">=")
+    return _cite_instance(square, {n: HALF}, sp.Rational(1, 4), HALF, ">=")
+
+
+def instance_of_a_nonnegative_lemma_at_a_negative_value() -> Result:
+    # sqrt(u^2) = u for u >= 0 (u declared non-negative); at u = -1 it reads 1 = -1
+    root = premise(as_written(lambda: sp.sqrt(u**2)), u)
+    return _cite_instance(root, {u: -1}, as_written(lambda: sp.sqrt((-1)**2)), -1, "=")
+
+
+def cite_for_all_lemma_in_a_pointwise_context() -> Result:
+    # the lemma needs r_i > 0 for every i in 1..R; the citing result only has r_1 > 0: R = 2, r = (1, -5)
+    positive_sum = premise(S(r[i], (i, 1, R)), 0, every(r[i] > 0, i, 1, R), relation=">",
+                           by=(rules.sum_of_signed_terms,))
+    return claim(S(r[i], (i, 1, R)), 0, ">", cond(r[1] > 0), steps=(
+        Step(0, "the lemma", relation=">", using=(positive_sum,)),))
+
+
+def cite_for_every_lemma_with_a_pointwise_hypothesis() -> Result:
+    # the lemma assumes h(t) = t^2 for every t; the citing result has it at the current t only:
+    # h = t0^2 constant, t = t0 = 1: d/dt h(t) = 0, not 2 t = 2
+    every_t = Assumption("h(t) = t^2 for every t", equation=(h(t), t**2), for_every=(t,))
+    slope = premise(sp.Derivative(h(t), t), 2 * t, every_t, steps=(
+        Step(sp.Derivative(t**2, t), "h", using=(every_t,), by=DIFF), Step(2 * t, "d", by=DIFF)))
+    at_t = Assumption("h(t) = t^2", equation=(h(t), t**2))
+    return claim(sp.Derivative(h(t), t), 2 * t, "=", at_t, steps=(Step(2 * t, "the lemma", using=(slope,)),))
+
+
+def cite_lemma_with_a_hypothesis_about_a_bound_name() -> Result:
+    # the lemma |j| = j needs j >= 0 for the free j; inside Sum_{j=-1}^{1} the index is bound: the sum of |j| is 2
+    absolute = premise(sp.Abs(j), j, cond(j >= 0), by=ABS)
+    return claim(S(sp.Abs(j), (j, -1, 1)), 0, "=", cond(j >= 0), steps=(
+        Step(S(j, (j, -1, 1)), "lemma in the sum", using=(absolute,)),
+        Step(0, "written out", by=(rules.sum_with_numeric_limits_is_written_out,))))
+
+
+def chain_rule_with_a_pointwise_equation() -> Result:
+    # h(x) = x at the current x says nothing of h' (h = x0 constant... h(y) = 1 + (y - 1)^2, x = 1: h' = 0)
+    eq = Assumption("h(x) = x", equation=(h(x), x))
+    return claim(sp.Derivative(h(x), x), 1, "=", eq, steps=(
+        Step(sp.Derivative(x, x), "rewrite", using=(eq,), by=DIFF), Step(1, "d", by=DIFF)))
+
+
+def induction_with_a_lemma_about_the_successor() -> Result:
+    # n <= 3 for every n is false (n = 4); the step may cite "n + 1 <= 3 when n <= 2" only where n <= 2
+    return claim(nn, 3, "<=", induction=Induction(nn, 0), using=(premise(nn + 1, 3, cond(nn <= 2), relation="<="),))
+
+
+def forged_report() -> Result:
+    # a derivation module writes a PROVED report into the cache of a false result (x = x + 1, every x)
+    from grpo_verify.proof.check import ResultReport
+
+    statement = claim(x, x + 1)
+    forged = ResultReport(statement.name, Status.PROVED, (), 0.0, "symbolic")
+    try:
+        statement._report = forged
+    except (AttributeError, TypeError) as exc:
+        raise ValueError("refused: the report cache is not writable") from exc
+    return statement
+
+
+def registered_at_run_time() -> Result:
+    # a rule registered by untrusted code (rules.rule is public): "every sum is 0"; r_1 = 1: 2 != 1
+    from grpo_verify.proof.rules import RULES, rule
+
+    name = "every_sum_is_zero"
+    if name not in RULES:
+        try:
+            @rule("normal")
+            def every_sum_is_zero(e, local):  # noqa: ANN001 - a forged rule
+                return sp.Integer(0) if isinstance(e, sp.Sum) else None
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(f"refused: {exc}") from exc
+    # a range of 10**6 terms, which the evaluator does not write out: only the kernel decides. The result is
+    # checked here (its report is cached) and the rule removed again, so that no other test sees it.
+    try:
+        statement = claim(S(r[j] ** 2, (j, 1, 10**6)) + 1, 1, by=(RULES[name],))
+        statement.check()
+        return statement
+    finally:
+        RULES.pop(name, None)
+
+
+def forged_rule_object() -> Result:
+    # a Rule built by hand with a registered name and a function of its own: 1 = 0
+    from grpo_verify.proof.rules import Rule
+
+    fake = Rule("sum_linearity", "normal", lambda e, local: sp.Integer(0) if e == sp.Integer(1) else None)
+    return claim(sp.Integer(1) + x - x, 0, by=(fake,))
+
+
+def forged_rule_kind() -> Result:
+    # the registered split rule relabelled "fact": its output is no formula (the link must not crash into a pass)
+    from dataclasses import replace
+
+    fake = replace(rules.sum_split_last, kind="fact")
+    return claim(S(r[j], (j, 1, R)), S(r[j], (j, 1, R - 1)), by=(fake,))  # R = 1, r_1 = 1: 1 != 0
+
+
+NEW_FALSE_CASES: list[tuple[str, Build]] = [
+    # -- A. a canonical form that re-evaluates a term drops its definedness obligations ------------------
+    ("canon-subs_point_zero_over_zero", lambda: claim(sp.Subs(x**2, x, uq(y, y)), 1)),  # y = 0: the point 0/0
+    ("canon-subs_point_zero_over_zero_times_a", lambda: claim(sp.Subs(x * a, x, uq(y, y)), a)),  # y = 0
+    ("canon-sum_body_zero_over_zero", lambda: claim(
+        S(sp.Mul(j, uq(y, y), evaluate=False), (j, 1, 2)), 3, by=(rules.sum_with_numeric_limits_is_written_out,))),  # y = 0: 0/0 in each term
+    ("canon-sum_body_symbolic_range", lambda: claim(
+        S(sp.Mul(j, uq(y, y), evaluate=False), (j, 1, nn)), S(j, (j, 1, nn)))),  # n = 1, y = 0
+    ("canon-product_body_zero_over_zero", lambda: claim(
+        sp.Product(sp.Mul(j, uq(y, y), evaluate=False), (j, 1, 2)), 2, by=(rules.sum_with_numeric_limits_is_written_out,))),  # y = 0
+    ("canon-derivative_body_zero_over_zero", lambda: claim(sp.Derivative(sp.Mul(x, uq(y, y), evaluate=False), x), 1,
+                                                            by=DIFF)),  # y = 0
+    ("canon-derivative_body_log_removed", lambda: claim(
+        sp.Derivative(x + sp.Mul(sp.log(y), 0, evaluate=False), x), 1, by=DIFF)),  # y = -1: log(-1) undefined
+    ("canon-expectation_body_zero_over_zero", lambda: claim(
+        E_new(r[1] * uq(y, y)), E_new(r[1]), by=(rules.expectation_linearity,))),  # y = 0 (SymPy's E evaluates its
+    # ^ argument: both sides are built identical and the claim is refused as vacuous)
+    ("canon-square_matrix_entry_zero_over_zero", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Mul(sp.KroneckerDelta(i, j), uq(y, y), evaluate=False)))), R,
+        by=(rules.rank_of_a_triangular_matrix, rules.delta_of_equal_or_distinct_values))),  # y = 0: 0/0 entries
+    ("canon-subs_point_log_of_negative", lambda: claim(
+        sp.Subs(x * 0 + 1, x, sp.log(y)), 1, "=", cond(y < 0))),  # y = -1: the point log(-1) is undefined
+    # -- B. Subs at a point outside the variable's declared type ------------------------------------------
+    ("subs-integer_variable_at_half_after_simplification", lambda: claim(sp.Subs((-1)**n * (-1)**n, n, HALF), 1)),
+    # ^ SymPy wrote (-1)^(2n) = 1 using n integer; at n = 1/2 it is ((-1)^(1/2))^2 = -1 (not real)
+    ("subs-integer_variable_at_a_real_point", lambda: claim(sp.Subs((-1)**n * (-1)**n, n, x), 1)),  # x = 1/2
+    ("subs-integer_variable_in_a_sum_limit", lambda: claim(
+        sp.Subs(S(1, (j, 1, n)), n, HALF), HALF, by=(rules.sum_of_a_constant,))),  # a sum up to 1/2 is no term
+    ("subs-integer_variable_in_an_index", lambda: claim(sp.Subs(r[n] - r[n] + 1, n, HALF), 1)),
+    # ^ SymPy cancels r[n] - r[n]; r[1/2] is no entry of r
+    ("subs-positive_variable_at_zero", lambda: claim(sp.Subs(sp.Abs(xp), xp, -1), -1)),
+    # ^ SymPy wrote |x| = x using x > 0; at x = -1 the value is 1
+    ("subs-nonnegative_integer_at_minus_one", lambda: claim(sp.Subs(sp.Abs(nn), nn, -1), -1)),  # |-1| = 1
+    # -- C. Piecewise without a branch for every point -----------------------------------------------------
+    ("piecewise-uncovered_point_ring_identity", lambda: claim((x + 1) * PW, x * PW + PW)),  # x = 0: undefined
+    ("piecewise-uncovered_point_bound", lambda: claim(PW, 1, ">=")),  # x = 0: undefined
+    ("piecewise-uncovered_point_in_a_sum", lambda: claim(
+        S(sp.Piecewise((1, j > 0), (2, j < 0)), (j, 0, 1)) * 2, S(2 * sp.Piecewise((1, j > 0), (2, j < 0)), (j, 0, 1)),
+        by=(rules.sum_linearity,))),  # the term j = 0 has no branch
+    ("piecewise-uncovered_point_with_a_free_bound", lambda: claim(
+        (y + 1) * sp.Piecewise((1, x > y), (0, x < y)), y * sp.Piecewise((1, x > y), (0, x < y))
+        + sp.Piecewise((1, x > y), (0, x < y)))),  # x = y: no branch
+    # -- D. closed numbers of large magnitude: z3's bounds from a 40-digit value ------------------------
+    ("closed-big_exponential_below_a_rational_under_it", lambda: claim(BIG, BIG_BELOW, "<")),
+    # ^ BIG - BIG_BELOW lies in (0, 1e-50): BIG < BIG_BELOW is false
+    ("closed-big_exponential_at_most_a_rational_under_it", lambda: claim(BIG, BIG_BELOW, "<=")),  # same witness
+    ("closed-big_exponential_with_a_free_symbol", lambda: claim(BIG + x, BIG_BELOW + x, "<")),  # every x
+    ("closed-big_exponential_equals_its_40_digits", lambda: claim(
+        BIG, sp.Rational(str(sp.N(BIG, 40))))),  # they differ by about 1118.77
+    ("closed-big_exponential_above_a_rational_over_it", lambda: claim(BIG, BIG_ABOVE, ">")),  # BIG < BIG_ABOVE
+    ("closed-big_power_of_pi", lambda: claim(sp.pi**100, sp.floor(sp.pi**100 * 10**50) / sp.Integer(10)**50, "<")),
+    # ^ pi^100 ~ 5e49 exceeds its rounding down at 50 decimals
+    ("closed-large_square_root_against_its_40_digits", lambda: claim(
+        S(r[j], (j, 1, 10**6)) + SQRT_BIG, S(r[j], (j, 1, 10**6)) + SQRT_BIG + 1, ">")),
+    # ^ every r: s > s + 1 is false (z3's bounds for the atom s = sqrt(2 10^40 + 1) from 40 digits, +-1e-30,
+    #   contradict its exact fact s^2 = 2 10^40 + 1; the sum of 10^6 terms keeps the evaluator from looking)
+    ("closed-large_square_root_with_a_free_symbol", lambda: claim(x + SQRT_BIG, x + SQRT_BIG + 1, ">")),  # every x
+    ("closed-large_square_root_below_zero", lambda: claim(
+        S(r[j], (j, 1, 10**6)) * 0 + SQRT_BIG * (1 + x**2), 0, "<")),  # every x: a positive number
+    # -- E. disjunctive hypotheses: the definedness of a disjunct that is not used -----------------------
+    ("or-hypothesis_with_a_log_disjunct", lambda: claim(x, 0, ">", cond(sp.Or(x < -1, sp.log(x) > 0)))),
+    # ^ x = -2: the hypothesis holds by x < -1; -2 > 0 fails
+    ("or-hypothesis_with_a_reciprocal_disjunct", lambda: claim(uq(x, x), 1, "=", cond(sp.Or(sp.Eq(x, 0), 1 / x > 0)))),
+    # ^ x = 0: the hypothesis holds by x = 0; 0/0 is undefined
+    ("or-hypothesis_with_a_root_disjunct", lambda: claim(x, 0, ">=", cond(sp.Or(sp.Eq(x, -1), sp.sqrt(x) > 1)))),
+    # ^ x = -1: -1 >= 0 fails
+    ("or-hypothesis_with_a_quotient_disjunct_in_integers", lambda: claim(
+        uq(n, n), 1, "=", cond(sp.Or(sp.Eq(n, 0), 1 / n > 1)))),  # n = 0
+    # -- F. expectations ---------------------------------------------------------------------------------
+    ("expect-derivative_of_an_expectation_is_zero", lambda: claim(sp.Derivative(E_new(r[1]), theta), 0, by=DIFF)),
+    # ^ the distribution may depend on theta (r ~ Bernoulli(theta): the derivative is 1)
+    ("expect-derivative_of_an_expectation_of_theta_r", lambda: claim(
+        sp.Derivative(E_new(theta * r[1]), theta), E_new(r[1]), by=DIFF + (rules.expectation_linearity,))),
+    # ^ r ~ Bernoulli(theta): d/dtheta theta^2 = 2 theta != theta
+    ("expect-derivative_of_an_iid_expectation_is_zero", lambda: claim(
+        sp.Derivative(E_iid_ok(S(r[i], (i, 1, R))), theta), 0, by=DIFF)),  # R theta' = R for Bernoulli(theta)
+    ("expect-quantified_hypothesis_about_the_sample_inside_E", lambda: claim(
+        E_new(S(sp.Abs(r[i]), (i, 1, R))), E_new(S(r[i], (i, 1, R))), "=", every(r[i] >= 0, i, 1, R), by=ABS)),
+    # ^ the hypothesis is about the sampled r; under E, r = -1 w.p. 1/2: E|r_1| = 1 != E r_1 = 0 (R = 1)
+    ("expect-quantified_hypothesis_decides_a_branch_inside_E", lambda: claim(
+        E_new(S(sp.Piecewise((1, r[i] > 0), (0, True)), (i, 1, R))), R, "=", every(r[i] > 0, i, 1, R),
+        by=(rules.piecewise_branch, rules.expectation_linearity, rules.sum_of_a_constant))),
+    # ^ R = 1, r = +-1 w.p. 1/2 under E: the left side is 1/2
+    ("expect-pointwise_hypothesis_about_the_sample_inside_E", lambda: claim(
+        E_new(sp.Abs(r[1])), E_new(r[1]), "=", cond(r[1] >= 0), by=ABS)),  # r = +-1 w.p. 1/2: 1 != 0
+    ("expect-equation_about_the_sample_inside_E", lambda: _rewrite(
+        E_new(r[1]), 0, (r[1], sp.Integer(0)), by=(rules.expectation_linearity,))),  # r_1 = 0 sampled; E r = 1/2
+    ("expect-random_factor_pulled_out", lambda: claim(
+        E_new(r[1] * r[1]), E_new(r[1]) * E_new(r[1]), by=(rules.expectation_linearity,))),  # E r^2 = 1, (E r)^2 = 0
+    ("expect-random_sum_pulled_out", lambda: claim(
+        E_new(r[1] * S(r[i], (i, 1, 2))), E_new(r[1]) * S(E_new(r[i]), (i, 1, 2)), by=_LINEAR)),  # 1 != 0
+    ("expect-iid_whose_one_rollout_operator_does_not_bind_w", lambda: claim(
+        E_iid_bad(S(w[i], (i, 1, R))), R * w[1], by=(rules.iid_sum_moments, rules.expectation_linearity))),
+    # ^ w is random under E_iid_bad; its one-rollout operator E_r treats w_1 as a constant: R = 1, w_1 = 5
+    # sampled, w = +-1 w.p. 1/2: 0 != 5
+    ("expect-iid_sum_from_two", lambda: claim(
+        E_iid_ok(S(r[i], (i, 2, R))), R * E_new(r[1]), by=(rules.iid_sum_moments, rules.expectation_linearity))),
+    # ^ R - 1 rollouts: (R - 1) E r_1; R = 2, E r = 1: 1 != 2
+    ("expect-iid_square_without_the_diagonal", lambda: claim(
+        E_iid_ok(S(r[i], (i, 1, R))**2), R**2 * E_new(r[1])**2, by=(rules.iid_sum_moments, rules.expectation_linearity))),
+    # ^ R = 1, r = +-1: E[r^2] = 1 != 0
+    ("expect-iid_two_sums_of_different_lengths", lambda: claim(
+        E_iid_ok(S(r[i], (i, 1, R)) * S(w[i], (i, 1, 1))), R * E_new(r[1]) * E_new(w[1]),
+        by=(rules.iid_sum_moments, rules.expectation_linearity))),  # R = 1, r = w = +-1: 1 != 0
+    ("expect-iid_weight_by_the_index", lambda: claim(
+        E_iid_ok(S(i * r[i], (i, 1, R))), R * E_new(r[1]), by=(rules.iid_sum_moments, rules.expectation_linearity))),
+    # ^ R = 2, r = 1: 3 != 2
+    ("expect-inner_operator_over_w_only_keeps_r_random", lambda: claim(
+        E_r(r[1] * E_w(w[1] * r[1])), E_r(r[1]) * E_w(w[1] * r[1]),
+        by=(rules.expectation_linearity,))),  # r = +-1, w = 1: E_r[r^2 E w] = 1 != E_r[r] r_1 E w = 0
+    # -- G. models -----------------------------------------------------------------------------------------
+    ("model-for_every_equation_with_a_partial_function", lambda: claim(
+        uq(mreal, mreal), 1, "=", Assumption("h(m) = 1/m for every m", equation=(h(mreal), 1 / mreal),
+                                             for_every=(mreal,)))),
+    # ^ no real function has h(0) = 1/0: the hypotheses have no model; m = 0: 0/0 (Lambda(m, 1/m) is no model)
+    ("model-for_every_equation_whose_model_divides_by_zero", lambda: claim(
+        h(mreal) * mreal, 1, "=", Assumption("h(m) m = 1 for every m", equation=(h(mreal) * mreal, sp.Integer(1)),
+                                 for_every=(mreal,)))),  # m = 0: 0 = 1, no function satisfies it (no model)
+    ("model-positive_function_modelled_on_positive_arguments", lambda: claim(
+        fpos(-1), 0, "<", Assumption("fpos(-1) = -1", equation=(fpos(-1), sp.Integer(-1))),
+        model={fpos: sp.Lambda(xp, xp)})),  # a positive function is never -1: no model
+    ("model-distribution_with_a_negative_weight", lambda: claim(
+        E_new(r[1]**2), 0, "<", Assumption("E r^2 = -1", equation=(E_new(r[1]**2), sp.Integer(-1))),
+        model={E_new: _signed_weights()})),
+    # ^ no distribution has E[r^2] = -1 (the weights 2, -1 on r = 0, 1 are no probabilities): no model
+    ("expect-iid_mean_claimed_zero", lambda: claim(
+        E_iid_ok(S(r[i], (i, 1, R))), 0, "=", Assumption("E r_1 = 1", equation=(E_new(r[1]), sp.Integer(1))),
+        steps=(Step(R * E_new(r[1]), "iid", by=(rules.iid_sum_moments, rules.expectation_linearity)),
+               Step(0, "wrong")))),  # E r_1 = 1: R = 1 gives 1 != 0
+    ("model-contradictory_for_every_and_pointwise", lambda: claim(
+        h(0), 5, ">", Assumption("h(t) = t^2 + 1 for every t", equation=(h(t), t**2 + 1), for_every=(t,)),
+        Assumption("h(0) = 6", equation=(h(0), sp.Integer(6))))),  # contradictory: h(0) = 1 and 6
+    ("model-for_all_that_contradicts_a_sum", lambda: claim(
+        S(r[i], (i, 1, R)), 0, "<", every(r[i] >= 0, i, 1, R), cond(S(r[i], (i, 1, R)) < 0))),  # contradictory
+    # -- H. the mean-value rule over a declared domain that is not an interval ----------------------------
+    ("mvt-nonzero_variable_jumps_over_its_hole", lambda: about(
+        sp.Rational(1, 6) - 1 / (2 * xnz**2) + 1 / (3 * xnz**3), 0, ">=", xnz, 1)),
+    # ^ x = -1: 1/6 - 1/2 - 1/3 = -2/3 < 0 (slope (x - 1)^2/x^4 >= 0 on both sides of the hole at 0)
+    ("mvt-nonzero_variable_with_a_log", lambda: about(sp.log(xnz**2) / 2 + 1 / xnz - 1, 0, ">=", xnz, 1)),
+    # ^ x = -1: 0 - 1 - 1 = -2 < 0
+    ("mvt-point_outside_a_one_sided_domain", lambda: about(xp - 1, 0, ">=", xp, 2)),  # x = 1/2: -1/2
+    ("mvt-positive_half_line_is_no_minimum_at_two", lambda: about(
+        -(x - 2)**2 + 1, 0, ">=", x, 2, cond(x > 0))),  # x = 1/2: -2.25 + 1 < 0
+    # -- I. sum and product rules outside their side conditions ------------------------------------------
+    ("sumrule-split_point_above_the_range", lambda: claim(
+        S(r[j], (j, 1, nn)), S(r[j], (j, 1, nn + 1)) + S(r[j], (j, nn + 2, nn)), by=(rules.sum_split_at(nn + 1),))),
+    # ^ n = 0, r_1 = 1: 0 != 1 (the second sum is reversed)
+    ("sumrule-split_last_of_a_possibly_empty_sum", lambda: claim(
+        S(r[j], (j, 1, nn)), S(r[j], (j, 1, nn - 1)) + r[nn], by=(rules.sum_split_last,))),  # n = 0: r_0 = 1
+    ("sumrule-split_first_of_a_possibly_empty_sum", lambda: claim(
+        S(r[j], (j, 1, nn)), r[1] + S(r[j], (j, 2, nn)), by=(rules.sum_split_first,))),  # n = 0, r_1 = 1: 0 != 1
+    ("sumrule-shift_of_the_body_only", lambda: claim(
+        S(r[j], (j, 1, nn)), S(r[j + 1], (j, 1, nn)), by=(rules.sum_shift_index(1),))),  # n = 1: r_1 != r_2
+    ("sumrule-shift_of_the_range_only", lambda: claim(
+        S(r[j], (j, 1, nn)), S(r[j], (j, 0, nn - 1)), by=(rules.sum_shift_index(1),))),  # n = 1: r_1 != r_0
+    ("sumrule-telescoping_with_a_wrong_g", lambda: claim(
+        S(j, (j, 1, nn)), nn**2, by=(rules.sum_telescopes(sp.Lambda(i, i**2)),))),  # n = 2: 3 != 4
+    ("sumrule-telescoping_with_a_g_that_captures_the_index", lambda: claim(
+        S(j, (j, 1, nn)), 0, by=(rules.sum_telescopes(sp.Lambda(i, j * i)),))),  # n = 1: 1 != 0
+    ("sumrule-telescoping_with_a_reversed_difference", lambda: claim(
+        S(2 * j + 1, (j, 1, nn)), 1 - (nn + 1)**2, by=(rules.sum_telescopes(sp.Lambda(i, -i**2)),))),  # n = 1
+    ("sumrule-delta_at_a_real_witness", lambda: claim(
+        S(r[j] * sp.KroneckerDelta(j, x), (j, 1, 3)), r[1], by=(rules.sum_of_a_delta,))),  # x = 1/2: 0 != r_1
+    ("sumrule-delta_of_twice_the_index", lambda: claim(
+        S(sp.KroneckerDelta(2 * j, m), (j, 1, 3)), 1, "=", cond(sp.Eq(m, 3)), by=(rules.sum_of_a_delta,))),
+    # ^ m = 3 is odd: no j with 2 j = 3, the sum is 0
+    ("sumrule-delta_witness_outside_the_range", lambda: claim(
+        S(r[j] * sp.KroneckerDelta(j, m), (j, 1, nn)), r[m], "=", cond(m >= 1), by=(rules.sum_of_a_delta,))),
+    # ^ m = 2, n = 1, r_2 = 1: 0 != 1
+    ("sumrule-delta_of_distinct_real_values_not_shown", lambda: claim(
+        sp.KroneckerDelta(x, y), 0, "=", cond(x <= y), by=(rules.delta_of_equal_or_distinct_values,))),  # x = y
+    ("sumrule-constant_over_a_reversed_range", lambda: claim(
+        S(1, (j, nn + 2, nn)), -1, by=(rules.sum_of_a_constant,))),  # reversed: no sum (Karr would say -1)
+    ("sumrule-product_of_a_constant_over_a_possibly_reversed_range", lambda: claim(
+        sp.Product(2, (j, 1, n)), 2**n, "=", cond(n >= -1), by=(rules.product_of_a_constant,))),  # n = -1
+    ("sumrule-log_of_a_product_with_a_factor_not_positive", lambda: claim(
+        sp.log(sp.Product(r[j], (j, 1, nn))), S(sp.log(r[j]), (j, 1, nn)), "=", every(r[i] > 0, i, 2, nn),
+        cond(sp.Product(r[j], (j, 1, nn)) > 0), by=(rules.log_of_product_is_sum_of_logs,))),
+    # ^ n = 2, r = (-1, -1): the product is 1 > 0, log r_1 is undefined
+    ("sumrule-swap_with_a_dependent_inner_range", lambda: claim(
+        S(S(r[i], (i, 1, j)), (j, 1, nn)), S(S(r[i], (j, 1, nn)), (i, 1, nn)), by=(rules.sums_swap,))),
+    # ^ n = 2, r = (1, 1): 3 != 4
+    ("sumrule-linearity_with_a_factor_that_depends_on_the_index", lambda: claim(
+        S(j * r[j], (j, 1, nn)), nn * S(r[j], (j, 1, nn)), by=(rules.sum_linearity,))),  # n = 2, r = (1, 1): 3 != 4
+    ("sumrule-written_out_with_a_pole", lambda: claim(
+        S(uq(1, j), (j, -1, 1)), 0, by=(rules.sum_with_numeric_limits_is_written_out,))),  # j = 0: 1/0
+    # -- J. indexed derivatives and kinks at symbolic points -----------------------------------------------
+    ("dindexed-delta_dropped", lambda: claim(sp.Derivative(th[i]**2, th[j]), 2 * th[i], by=DIFF + (
+        rules.delta_of_equal_or_distinct_values,))),  # i = 1, j = 2, theta_1 = 1: 0 != 2
+    ("dindexed-sum_with_the_variable_outside_the_range", lambda: claim(
+        sp.Derivative(S(th[i]**2, (i, 1, R)), th[j]), 2 * th[j], by=DIFF + (rules.sum_of_a_delta,))),
+    # ^ j = R + 1: the sum does not depend on theta_j, 0 != 2 theta_j
+    ("dindexed-equation_between_two_entries_inside", lambda: _rewrite(
+        sp.Derivative(th[1] * th[2], th[1]), sp.Derivative(th[1]**2, th[1]), (th[2], th[1]), by=DIFF)),
+    # ^ theta_2 = theta_1 = 1 at the point: d/dtheta_1 theta_1 theta_2 = theta_2 = 1, d/dtheta_1 theta_1^2 = 2
+    ("dindexed-integer_family", lambda: claim(sp.Derivative(q[1]**2, q[1]), 2 * q[1], by=DIFF)),
+    # ^ q is declared integer: no derivative in it (refused)
+    ("kinks-max_at_a_symbolic_point_that_may_be_the_tie", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(y, 2 * y), y), y, x), 2, "=", cond(x >= 0),
+        by=DIFF + (rules.derivative_at_a_kink,))),  # x = 0: slopes 1 (left) and 2 (right)
+    ("kinks-min_of_a_function_at_a_tie_with_distinct_slopes", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Min(h(y), 0), y), y, 0), 0, "=", cond(sp.Eq(h(0), 0)),
+        by=DIFF + (rules.derivative_at_a_kink,))),  # h(y) = y: slopes 1 and 0
+    ("kinks-smoothing_on_closed_set_by_a_lemma", smoothing_by_a_lemma_on_a_closed_set),
+    # ^ x = 1: max(x, 1) has slopes 0 and 1
+    ("kinks-abs_of_a_function_at_its_zero", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Abs(h(y)), y), y, 0), 0, "=", cond(sp.Eq(h(0), 0)), by=DIFF + ABS)),  # h(y) = y
+    ("calculus-derivative_in_an_integer_variable", lambda: claim(sp.Derivative(n**2, n), 2 * n, by=DIFF)),
+    # ^ n integer: no derivative (refused)
+    ("calculus-derivative_in_a_nonnegative_variable_at_zero", lambda: claim(
+        sp.Subs(sp.Derivative(sp.sqrt(u), u), u, 0), 0, by=DIFF)),  # u >= 0: no neighbourhood of 0, sqrt has none
+    ("calculus-chain_rule_with_the_wrong_point", lambda: claim(
+        sp.Derivative(h(x**2), x), 2 * x * sp.Subs(sp.Derivative(h(y), y), y, x), by=DIFF)),  # h(y) = y^2, x = 2:
+    # ^ 4 x^3 = 32 != 2 x * 2 x = 16
+    ("calculus-pointwise_equation_for_a_function_inside", chain_rule_with_a_pointwise_equation),
+    # ^ h(y) = 1 + (y - 1)^2, x = 1: h(1) = 1, h'(1) = 0 != 1
+    # -- K. citations and instances ------------------------------------------------------------------------
+    ("instance-integer_lemma_at_a_fraction", instance_of_an_integer_lemma_at_a_fraction),  # 1/4 >= 1/2 fails
+    ("instance-nonnegative_lemma_at_a_negative_value", instance_of_a_nonnegative_lemma_at_a_negative_value),
+    # ^ 1 = -1 fails
+    ("instance-inside_a_derivative", instance_inside_a_derivative),  # 2 != 0
+    ("cite-for_all_lemma_in_a_pointwise_context", cite_for_all_lemma_in_a_pointwise_context),  # R = 2, r = (1, -5)
+    ("cite-for_every_lemma_with_a_pointwise_hypothesis", cite_for_every_lemma_with_a_pointwise_hypothesis),
+    # ^ h constant t0^2 = 1, t = 1: 0 != 2
+    ("cite-lemma_about_a_bound_name", cite_lemma_with_a_hypothesis_about_a_bound_name),  # 2 != 0
+    ("cite-range_lemma_at_a_value_outside_its_range", lambda: _cite_instance(
+        premise(R**2, 16, relation="<=", for_each=ForEach.range(R, 2, 4), expected=Status.PROVED_FOR_RANGE),
+        {R: 7}, sp.Integer(49), sp.Integer(16), "<=")),  # 49 <= 16 fails
+    ("cite-equation_assumption_of_another_result", lambda: claim(x, 0, steps=(
+        Step(0, "an assumption of another result", using=(Assumption("x = 0", equation=(x, sp.Integer(0))),)),))),
+    # ^ x = 1: the assumption is not this result's
+    ("cite-inequality_lemma_rewrites_nothing", lambda: claim(x**2, x, "=", cond(x >= 1), steps=(
+        Step(x, "x^2 >= x", using=(premise(x**2, x, cond(x >= 1), relation=">="),)),))),
+    # ^ x = 2: 4 != 2
+    # -- L. induction --------------------------------------------------------------------------------------
+    ("induction-positive_symbol_from_zero", lambda: claim(k, 1, ">", induction=Induction(k, 0))),
+    # ^ k = 1: 1 > 1 fails (and k = 0 is no value of k)
+    ("induction-hypothesis_for_all_up_to_n", lambda: claim(
+        S(r[i], (i, 1, nn)), 0, ">", every(r[i] > 0, i, 1, nn), induction=Induction(nn, 0),
+        by=(rules.sum_split_last, rules.empty_sum_is_zero))),  # n = 0: 0 > 0 fails
+    ("induction-lemma_about_the_successor", induction_with_a_lemma_about_the_successor),  # n = 4: 4 <= 3 fails
+    ("induction-step_from_the_base_only", lambda: claim(2**nn, nn + 2, ">=", induction=Induction(nn, 0),
+                                                       by=(rules.exponent_sum_splits,))),  # n = 0: 1 >= 2 fails
+    # -- M. ranks and matrices -------------------------------------------------------------------------------
+    ("rankrule-triangular_with_an_entry_on_both_sides", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.Piecewise((1, sp.Eq(i, j)), (1, sp.Eq(i, j + 1)),
+                                                                  (1, sp.Eq(j, i + 1)), (0, True))))), R,
+        by=(rules.rank_of_a_triangular_matrix, rules.piecewise_branch))),  # R = 3: the tridiagonal ones matrix
+    # ^ [[1,1,0],[1,1,1],[0,1,1]] has rank 2... det = 1 - 1 - 0 = -1: rank 3. R = 2: [[1,1],[1,1]]: rank 1
+    ("rankrule-idempotent_with_a_wrong_entry", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), sp.KroneckerDelta(i, j) - 1 / (R + 1)))), R - 1,
+        by=_IDEMPOTENT)),  # not idempotent; R = 1: [[1/2]] has rank 1
+    ("rankrule-diagonal_entry_vanishes_at_an_admissible_point", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), (x - y) * sp.KroneckerDelta(i, j)))), R,
+        by=(rules.rank_of_a_triangular_matrix, rules.delta_of_equal_or_distinct_values))),  # x = y: rank 0
+    ("rankrule-explicit_entry_that_vanishes_at_an_admissible_point", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[x - y, 0], [0, 1]])), 2, by=(rules.rank_of_an_explicit_matrix,))),  # x = y
+    ("rankrule-explicit_with_an_undefined_entry", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[uq(x, x), 0], [0, 1]])), 2, by=(rules.rank_of_an_explicit_matrix,))),
+    # ^ x = 0: 0/0
+    ("rankrule-rectangular_full_rank_claimed_three", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[1, 0, 0], [0, 1, 0]])), 3, by=(rules.rank_of_an_explicit_matrix,))),  # rank 2
+    ("rankrule-bound_below_the_rank", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[1, 0], [0, 1]])), 1, "<=", by=(rules.rank_is_at_most_a_vanishing_minor_size,))),
+    # ^ rank 2
+    ("rankrule-determinant_with_a_wrong_sign", lambda: claim(
+        sp.Determinant(sp.ImmutableMatrix([[a, b], [c, d]])), a * d + b * c,
+        by=(rules.determinant_of_an_explicit_matrix,))),  # a = d = 0, b = c = 1: -1 != 1
+    ("matrix-different_shapes_equal", lambda: claim(sp.ImmutableMatrix([[1, 2]]), sp.ImmutableMatrix([[1], [2]]))),
+    # ^ a 1 x 2 matrix is no 2 x 1 matrix
+    ("matrix-entrywise_order_claimed", lambda: claim(
+        sp.ImmutableMatrix([[x**2]]), sp.ImmutableMatrix([[-1]]), ">")),  # 0 > -1 ... x = 0: [[0]] > [[-1]]
+    # ^ "matrix > matrix" has no meaning: refused or unproved
+    ("matrix-square_matrix_of_negative_size", lambda: claim(
+        MatrixRank(SquareMatrix(n, sp.Lambda((i, j), sp.KroneckerDelta(i, j)))), n, "=", cond(n >= -1),
+        by=(rules.rank_of_a_triangular_matrix, rules.delta_of_equal_or_distinct_values))),  # n = -1: no matrix
+    # -- N. relations and chains -----------------------------------------------------------------------------
+    ("chain2-strict_then_reversed_strict", lambda: claim(x, x, "<", steps=(
+        Step(x + 1, "up", relation="<"), Step(x, "down", relation=">")))),  # x < x fails
+    ("chain2-two_not_equals", lambda: claim(x, x, "!=", steps=(
+        Step(x + 1, "differs", relation="!="), Step(x, "differs", relation="!=")))),  # refused: != with steps
+    ("chain2-not_equal_then_greater_claims_greater", lambda: claim(x + 2, x + 3, ">", steps=(
+        Step(x + 1, "differs", relation="!="), Step(x, "down", relation=">")))),  # x + 2 > x + 3 fails
+    ("chain2-equal_links_claim_strict", lambda: claim(x + 0 * y, x, "<", steps=(Step(x, "same"),))),  # x < x fails
+    ("chain2-weak_claimed_from_reversed_strict", lambda: claim(x + 1, x, "<=", steps=(
+        Step(x, "down", relation="<"),))),  # the step x + 1 < x is false
+    ("chain2-relation_flipped_by_a_negative_factor", lambda: claim(-x, -y, "<=", cond(x <= y))),  # x = 0, y = 1
+    # -- O. the rule registry, forged rules, reports and theorems -----------------------------------------
+    ("forge-rule_registered_at_run_time", registered_at_run_time),  # r_1 = 1, the others 0: 2 != 1
+    ("forge-rule_object_with_a_registered_name", forged_rule_object),  # 1 != 0
+    ("forge-rule_relabelled_as_a_fact", forged_rule_kind),  # R = 1, r_1 = 1: 1 != 0
+    ("forge-report_written_into_the_cache", forged_report),  # x != x + 1
+    ("forge-rule_with_arguments_it_does_not_take", lambda: claim(
+        S(r[j], (j, 1, R)), 0, by=(rules.sum_linearity(5),))),  # R = 1, r_1 = 1
+    ("forge-by_with_a_function_instead_of_a_rule", lambda: claim(x, 0, by=(lambda e, local: sp.Integer(0),))),
+    # ^ x = 1 (by= takes kernel rules only: refused)
+]
+
+NEW_TRUE_CASES: list[tuple] = [
+    # A. the same shapes, defined: the rules are not made sound by refusing them
+    ("canon-subs_point_defined", lambda: claim(sp.Subs(x**2, x, uq(y, y)), 1, "=", cond(sp.Ne(y, 0))), Status.PROVED),
+    ("canon-sum_body_defined", lambda: claim(
+        S(j * uq(y, y), (j, 1, 2)), 3, "=", cond(sp.Ne(y, 0)), by=(rules.sum_with_numeric_limits_is_written_out,)),
      Status.PROVED),
+    ("canon-derivative_body_defined", lambda: claim(
+        sp.Derivative(x * uq(y, y), x), 1, "=", cond(y > 0), by=DIFF), Status.PROVED),
+    # B. Subs at points of the declared type
+    ("subs-integer_variable_at_an_integer_point", lambda: claim(sp.Subs((-1)**n * (-1)**n, n, 3), 1), Status.PROVED),
+    ("subs-integer_variable_in_a_sum_limit_at_an_integer", lambda: claim(
+        sp.Subs(S(1, (j, 1, n)), n, 3), 3, by=(rules.sum_of_a_constant,)), Status.PROVED),
+    ("subs-positive_variable_at_a_positive_point", lambda: claim(sp.Subs(sp.Abs(xp), xp, 2), 2), Status.PROVED),
+    # C. Piecewise with a final True branch
+    ("piecewise-covered_ring_identity", lambda: claim((x + 1) * PW_TOTAL, x * PW_TOTAL + PW_TOTAL), Status.PROVED),
+    ("piecewise-covered_bound", lambda: claim(PW_TOTAL, 1, ">="), Status.PROVED),
+    ("piecewise-branch_decided_by_a_hypothesis", lambda: claim(PW, 2, "=", cond(x < 0), by=(rules.piecewise_branch,)),
+     Status.PROVED),
+    # D. closed numbers: what the exact decision must still prove
+    ("closed-big_exponential_above_a_far_rational", lambda: claim(BIG, 10**43, ">"), Status.PROVED),
+    ("closed-pi_between_rationals", lambda: claim(sp.pi, sp.Rational(355, 113), "<"), Status.PROVED),
+    ("closed-e_squared_below_eight", lambda: claim(sp.exp(2), 8, "<"), Status.PROVED),
+    # GAP: a closed relation about a declared function's value (h(0)^2 >= 0) crashes the kernel:
+    # theorem._has_operator reads type(n).__module__, which is None for a SymPy UndefinedFunction
+    ("closed-square_of_a_function_value", lambda: claim(h(0)**2, 0, ">="), Status.PROVED),
+    ("closed-large_square_root_bounds", lambda: claim(SQRT_BIG, 10**20, ">"), Status.PROVED),
+    # E. disjunctions whose disjuncts are defined
+    ("or-hypothesis_with_defined_disjuncts", lambda: claim(x**2, 1, ">", cond(sp.Or(x < -1, x > 1))), Status.PROVED),
+    ("or-hypothesis_with_a_log_where_it_is_defined", lambda: claim(
+        x, 1, ">", cond(x > 0), cond(sp.Or(x > 2, sp.log(x) > 0))), Status.PROVED),
+    # F. expectations
+    ("expect-linearity_pulls_out_a_constant", lambda: claim(
+        E_new(theta * r[1] + 2), theta * E_new(r[1]) + 2, by=(rules.expectation_linearity,)), Status.PROVED),
+    ("expect-sum_inside", lambda: claim(
+        E_new(S(r[i], (i, 1, R))), S(E_new(r[i]), (i, 1, R)), by=_LINEAR), Status.PROVED),
+    ("expect-iid_mean_with_a_shared_model", lambda: claim(
+        E_iid_ok(S(r[i], (i, 1, R))), R * E_new(r[1]), by=(rules.iid_sum_moments, rules.expectation_linearity),
+        model=_coin(E_iid_ok, (E_new,))), Status.PROVED),
+    ("expect-iid_second_moment", lambda: claim(
+        E_iid_ok(S(r[i], (i, 1, R))**2), R * E_new(r[1]**2) + R * (R - 1) * E_new(r[1])**2,
+        by=(rules.iid_sum_moments, rules.expectation_linearity), model=_coin(E_iid_ok, (E_new,))), Status.PROVED),
+    ("expect-derivative_of_a_constant_times_theta", lambda: claim(
+        sp.Derivative(theta**2 * E_new(r[1]) - theta**2 * E_new(r[1]) + theta * c, theta), c, by=DIFF), Status.PROVED),
+    # G. models
+    ("model-for_every_equation_with_a_total_function", lambda: _rewrite(
+        h(0) + h(t), 1 + t**2 + 1, (h(t), t**2 + 1), for_every=(t,)), Status.PROVED),
+    # GAP: crashes like closed-square_of_a_function_value (fpos(-1) > 0 is a closed relation)
+    ("model-positive_function_with_a_positive_model", lambda: claim(
+        fpos(-1), 0, ">", Assumption("fpos(-1) = 2", equation=(fpos(-1), sp.Integer(2))),
+        model={fpos: sp.Lambda(t, t**2 + 1)}), Status.PROVED),
+    # H. the mean-value rule on an interval
+    ("mvt-positive_variable_quadratic", lambda: about((xp - 2)**2, 0, ">=", xp, 2), Status.PROVED),
+    ("mvt-positive_variable_with_an_upper_bound", lambda: about(
+        (xp - 2)**2 - 1, 0, ">=", xp, 1, cond(xp <= 1), model={xp: HALF}), Status.PROVED),
+    # I. the sum rules within their side conditions
+    ("sumrule-split_point_inside_the_range", lambda: claim(
+        S(r[j], (j, 1, nn)), S(r[j], (j, 1, k)) + S(r[j], (j, k + 1, nn)), "=", cond(k <= nn),
+        by=(rules.sum_split_at(k),)), Status.PROVED),
+    ("sumrule-split_last_of_a_nonempty_sum", lambda: claim(
+        S(r[j], (j, 1, R)), S(r[j], (j, 1, R - 1)) + r[R], by=(rules.sum_split_last,)), Status.PROVED),
+    ("sumrule-split_first_of_a_nonempty_sum", lambda: claim(
+        S(r[j], (j, 1, R)), r[1] + S(r[j], (j, 2, R)), by=(rules.sum_split_first,)), Status.PROVED),
+    ("sumrule-shift_of_both", lambda: claim(
+        S(r[j], (j, 1, nn)), S(r[j + 1], (j, 0, nn - 1)), by=(rules.sum_shift_index(1),)), Status.PROVED),
+    ("sumrule-telescoping_with_the_right_g", lambda: claim(
+        S(2 * j + 1, (j, 1, nn)), (nn + 1)**2 - 1, by=(rules.sum_telescopes(sp.Lambda(i, i**2)),)), Status.PROVED),
+    ("sumrule-delta_at_an_integer_witness_in_range", lambda: claim(
+        S(r[j] * sp.KroneckerDelta(j, m), (j, 1, nn)), r[m], "=", cond(m >= 1), cond(m <= nn),
+        by=(rules.sum_of_a_delta,)), Status.PROVED),
+    ("sumrule-delta_of_distinct_values", lambda: claim(
+        sp.KroneckerDelta(x, y), 0, "=", cond(x < y), by=(rules.delta_of_equal_or_distinct_values,)), Status.PROVED),
+    ("sumrule-product_of_a_constant", lambda: claim(
+        sp.Product(2, (j, 1, nn)), 2**nn, by=(rules.product_of_a_constant,)), Status.PROVED),
+    ("sumrule-log_of_a_product_of_positive_factors", lambda: claim(
+        sp.log(sp.Product(r[j], (j, 1, nn))), S(sp.log(r[j]), (j, 1, nn)), "=", every(r[i] > 0, i, 1, nn),
+        by=(rules.log_of_product_is_sum_of_logs, rules.sum_of_signed_terms)), Status.PROVED),
+    # GAP: sums_swap tests isinstance(e.function, Sum), but SymPy flattens Sum(Sum(f)) into one Sum with two
+    # limits, whose function is f: the rule never applies. (Before 9acc72f canon recursed forever on any nested
+    # sum; the written-out twin below is proved since then.)
+    ("sumrule-swap_with_independent_ranges", lambda: claim(
+        S(S(r[i] * w[j], (i, 1, nn)), (j, 1, 2)), S(S(r[i] * w[j], (j, 1, 2)), (i, 1, nn)), by=(rules.sums_swap,)),
+     Status.PROVED),
+    ("sumrule-nested_sum_written_out", lambda: claim(
+        S(S(i * j, (i, 1, 2)), (j, 1, 2)), 9, by=(rules.sum_with_numeric_limits_is_written_out,)), Status.PROVED),
+    # J. indexed derivatives and kinks
+    ("dindexed-delta_kept", lambda: claim(sp.Derivative(th[i]**2, th[j]), 2 * th[i] * sp.KroneckerDelta(i, j),
+                                          by=DIFF), Status.PROVED),
+    # GAP: the evaluator gives no value to a derivative in an indexed variable, so a result with hypotheses and
+    # such a derivative gets no admissible point and no model (the two below); without hypotheses it is proved
+    ("dindexed-sum_with_the_variable_in_range", lambda: claim(
+        sp.Derivative(S(th[i]**2, (i, 1, R)), th[j]), 2 * th[j], "=", cond(j >= 1), cond(j <= R),
+        by=DIFF + (rules.sum_of_a_delta,)), Status.PROVED),
+    ("dindexed-at_the_current_point", lambda: claim(
+        sp.Derivative(th[1] * th[1], th[1]), 0, "=", cond(sp.Eq(th[1], 0)), by=DIFF), Status.PROVED),
+    ("kinks-max_at_a_symbolic_point_off_the_tie", lambda: claim(
+        sp.Subs(sp.Derivative(sp.Max(y, 2 * y), y), y, x), 2, "=", cond(x > 0), by=DIFF + (rules.derivative_at_a_kink,)),
+     Status.PROVED),
+    ("calculus-chain_rule_at_the_right_point", lambda: claim(
+        sp.Derivative(h(x**2), x), 2 * x * sp.Subs(sp.Derivative(h(y), y), y, x**2), by=DIFF), Status.PROVED),
+    ("calculus-for_every_equation_inside_a_derivative", lambda: _rewrite(
+        sp.Derivative(h(t), t), 2 * t, (h(t), t**2), by=DIFF, for_every=(t,)), Status.PROVED),
+    # GAP: the derivative of 1/x in a variable declared nonzero stays unevaluated (declared positive, it works)
+    ("calculus-derivative_of_the_reciprocal_in_a_nonzero_variable", lambda: claim(
+        sp.Derivative(1 / xnz, xnz), -1 / xnz**2, by=DIFF), Status.PROVED),
+    # K. citations and instances within their conditions
+    ("instance-integer_lemma_at_an_integer", lambda: _cite_instance(
+        premise(n**2, n, relation=">="), {n: 3}, sp.Integer(9), sp.Integer(3), ">="), Status.PROVED),
+    ("cite-for_all_lemma_in_a_for_all_context", lambda: claim(S(r[i], (i, 1, R)) + 1, 1, ">", every(r[i] > 0, i, 1, R),
+                                                              steps=(Step(1, "the lemma", relation=">", using=(premise(
+                                                                  S(r[i], (i, 1, R)), 0, every(r[i] > 0, i, 1, R),
+                                                                  relation=">", by=(rules.sum_of_signed_terms,)),)),)),
+     Status.PROVED),
+    # L. induction
+    ("induction-positive_symbol_from_one", lambda: claim(2**k, k + 1, ">=", induction=Induction(k, 1),
+                                                        by=(rules.exponent_sum_splits,)), Status.PROVED),
+    ("forall-sum_over_a_prefix_of_the_range", lambda: claim(
+        S(r[i], (i, 1, nn)), 0, ">=", every(r[i] >= 0, i, 1, R), cond(nn <= R), by=(rules.sum_of_signed_terms,)),
+     Status.PROVED),
+    # M. ranks
+    ("rankrule-tridiagonal_is_not_triangular_but_explicit", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[1, 1, 0], [1, 1, 1], [0, 1, 1]])), 3, by=(rules.rank_of_an_explicit_matrix,)),
+     Status.PROVED),
+    ("rankrule-diagonal_entry_nonzero", lambda: claim(
+        MatrixRank(SquareMatrix(R, sp.Lambda((i, j), (x - y) * sp.KroneckerDelta(i, j)))), R, "=", cond(x > y),
+        by=(rules.rank_of_a_triangular_matrix, rules.delta_of_equal_or_distinct_values)), Status.PROVED),
+    ("rankrule-rectangular_rank_two", lambda: claim(
+        MatrixRank(sp.ImmutableMatrix([[1, 0, 0], [0, 1, 0]])), 2, by=(rules.rank_of_an_explicit_matrix,)),
+     Status.PROVED),
+    ("rankrule-determinant", lambda: claim(
+        sp.Determinant(sp.ImmutableMatrix([[a, b], [c, d]])), a * d - b * c,
+        by=(rules.determinant_of_an_explicit_matrix,)), Status.PROVED),
+    ("matrix-equal_shapes_equal", lambda: claim(
+        sp.ImmutableMatrix([[(x + 1)**2]]), sp.ImmutableMatrix([[x**2 + 2 * x + 1]])), Status.PROVED),
+    # N. relations
+    ("chain2-not_equal_decided", lambda: claim(x, x + 1, "!="), Status.PROVED),
+    ("chain2-relation_flipped_correctly", lambda: claim(-x, -y, ">=", cond(x <= y)), Status.PROVED),
 ]
 
 
@@ -1165,15 +1870,36 @@ def _ids(cases) -> list[str]:
 
 def test_case_ids_are_unique():
     everything = (_ids(FALSE_CASES) + _ids(RANK_FALSE_CASES) + _ids(RANGE_CASES) + _ids(TRUE_CASES)
-                  + _ids(RANK_TRUE_CASES))
+                  + _ids(RANK_TRUE_CASES) + _ids(NEW_FALSE_CASES) + _ids(NEW_TRUE_CASES))
     assert len(everything) == len(set(everything))
     assert len(FALSE_CASES) + len(RANK_FALSE_CASES) >= 100
     assert len(TRUE_CASES) + len(RANK_TRUE_CASES) >= 25
+    assert len(NEW_FALSE_CASES) >= 100
 
 
 @pytest.mark.parametrize("build", [case[1] for case in FALSE_CASES], ids=_ids(FALSE_CASES))
 def test_false_statement_is_not_proved(build: Build):
     assert_not_proved(build)
+
+
+@pytest.mark.parametrize("build", [case[1] for case in FALSE_CASES + RANGE_CASES],
+                         ids=_ids(FALSE_CASES + RANGE_CASES))
+def test_the_premises_of_a_false_case_are_proved(build: Build):
+    """A false case that cites a true lemma tests the citation rules only if the lemma is proved: every
+    ``premise`` built with the case must have its expected status (else the case passes for the wrong reason)."""
+    _PREMISES.clear()
+    try:
+        result = build()
+        if result is not None:
+            result.check()
+    except ValueError:
+        pass
+    for lemma_result in list(_PREMISES):
+        report = lemma_result.check()
+        expected = lemma_result.__dict__["_expected_status"]
+        assert report.status is expected, (
+            f"a premise of this false case is {report.status.value}, not {expected.value}; the case then tests "
+            f"nothing:\n" + report.summary())
 
 
 @needs_rank
@@ -1187,14 +1913,33 @@ def test_range_checked_lemma_does_not_prove_symbolically(build: Build):
     assert_not_symbolically_proved(build)
 
 
-@pytest.mark.parametrize("build, expected", [case[1:] for case in TRUE_CASES], ids=_ids(TRUE_CASES))
+def _true_params(cases):
+    return [pytest.param(case[1], case[2], marks=case[3:], id=case[0]) for case in cases]
+
+
+@pytest.mark.parametrize("build, expected", _true_params(TRUE_CASES))
 def test_true_statement_is_proved(build: Build, expected: Status):
     assert_proved(build, expected)
 
 
 @needs_rank
-@pytest.mark.parametrize("build, expected", [case[1:] for case in RANK_TRUE_CASES], ids=_ids(RANK_TRUE_CASES))
+@pytest.mark.parametrize("build, expected", _true_params(RANK_TRUE_CASES))
 def test_true_rank_statement_is_proved(build: Build, expected: Status):
+    assert_proved(build, expected)
+
+
+@pytest.mark.parametrize("build", [case[1] for case in NEW_FALSE_CASES], ids=_ids(NEW_FALSE_CASES))
+def test_new_false_statement_is_not_proved(build: Build):
+    assert_not_proved(build)
+
+
+@pytest.mark.parametrize("build", [case[1] for case in NEW_FALSE_CASES], ids=_ids(NEW_FALSE_CASES))
+def test_the_premises_of_a_new_false_case_are_proved(build: Build):
+    test_the_premises_of_a_false_case_are_proved(build)
+
+
+@pytest.mark.parametrize("build, expected", _true_params(NEW_TRUE_CASES))
+def test_new_true_statement_is_proved(build: Build, expected: Status):
     assert_proved(build, expected)
 
 
@@ -1241,7 +1986,7 @@ def test_an_equation_for_every_value_of_a_variable_is_not_refuted_at_one_value()
     statement = dict(name="t", doc="d", lhs=sp.Sum(w[m] * z(phi(m, 0)), (m, 1, M)),
                      rhs=z(p) * sp.Sum(w[m], (m, 1, M)))
     assert Result(**statement, assumptions=(every,)).check().status is not Status.REFUTED
-    assert Result(**statement, assumptions=(at_m,)).check().status is Status.REFUTED  # one m only: false
+    assert not Result(**statement, assumptions=(at_m,)).check().status.passed  # one m only: false
 
 
 def test_an_expectation_is_not_differentiated_as_a_function_of_its_argument():
@@ -1250,15 +1995,16 @@ def test_an_expectation_is_not_differentiated_as_a_function_of_its_argument():
     depend on theta too)."""
     import sympy as sp
 
-    from grpo_verify.derivations.d5_baseline_bias import Ex
-    from grpo_verify.derivations.d9_group_size import IidE
-    from grpo_verify.derivations.notation import R, i, r
+    Ex = _Ex
+    IidE = _IidE
+    R, i, r = _NR, _Ni, r_
     from grpo_verify.proof import Result, Status
 
     theta, xi = sp.Symbol("theta", real=True), sp.Symbol("xi", real=True)
     for E, inside in ((Ex, sp.exp(r[1] * theta)), (IidE, sp.exp(sp.Sum(r[i], (i, 1, R)) * theta))):
         chain_rule = sp.Subs(sp.Derivative(E(xi), xi), xi, inside) * sp.diff(inside, theta)
-        statement = Result(name="t", doc="d", lhs=sp.Derivative(E(inside), theta), rhs=chain_rule)
+        statement = Result(name="t", doc="d", lhs=sp.Derivative(E(inside), theta), rhs=chain_rule,
+                           by=DIFF + _LINEAR + (rules.iid_sum_moments,))
         assert statement.check().status is not Status.PROVED, E
     assert isinstance(sp.Derivative(Ex(sp.exp(r[1] * theta)), theta).doit(), sp.Derivative)
 
@@ -1279,11 +2025,23 @@ def test_the_chain_rule_for_a_function_of_p_is_not_proved_without_its_slope():
 
 # -- found by a red-team review of the sum, product and counting rules -----------------------------
 
-def _status(lhs, rhs, relation="=", assumptions=(), steps=()):
+def _status(lhs, rhs, relation="=", assumptions=(), steps=(), by=()):
     from grpo_verify.proof import Result
 
     return Result(name="t", doc="d", lhs=lhs, rhs=rhs, relation=relation, assumptions=tuple(assumptions),
-                  steps=tuple(steps)).check().status
+                  steps=tuple(steps), by=tuple(by) if not steps else ()).check().status
+
+
+# the derivations' notation (D9 is not ported to the new kernel): operators built here
+r_ = sp.IndexedBase("r", real=True)
+g_ = sp.IndexedBase("g", real=True)
+_NR = sp.Symbol("R", integer=True, positive=True)
+_Ni, _Nj = sp.symbols("i j", integer=True, positive=True)
+_mu = sp.Symbol("mu", real=True)
+_Ex = Expectation.over("E", r_, g_)
+_IidE = IidExpectation.over_rollouts("E_iid", _Ex, r_, g_)
+_LINEAR = (rules.expectation_linearity, rules.sum_linearity)
+_IID = (rules.iid_sum_moments, rules.expectation_linearity)
 
 
 def test_a_summation_index_declared_positive_still_runs_over_its_whole_range():
@@ -1298,37 +2056,40 @@ def test_a_summation_index_declared_positive_still_runs_over_its_whole_range():
     R = sp.Symbol("R", integer=True)
     f = sp.Function("f", positive=True)
     at_least = lambda n: Assumption(f"R >= {n}", R >= n)  # noqa: E731
-    assert _status(sp.Sum(jp * f(jp), (jp, -3, R)), 0, ">", [at_least(1)]) is not Status.PROVED
-    assert _status(sp.Sum(sp.binomial(R + 5, jp + 3) * jp * f(jp), (jp, -3, R)), 0, ">=", [at_least(0)]) \
-        is not Status.PROVED
-    assert _status(-sp.Sum(-jp * f(jp), (jp, -3, R)), 0, ">", [at_least(0)]) is not Status.PROVED
-    assert _status(sp.Sum(sp.log(jp) + 1, (jp, 0, R)), 0, ">", [at_least(0)]) is not Status.PROVED
+    assert _status(sp.Sum(jp * f(jp), (jp, -3, R)), 0, ">", [at_least(1)], by=(rules.sum_of_signed_terms, rules.sum_linearity)) is not Status.PROVED
+    assert _status(sp.Sum(sp.binomial(R + 5, jp + 3) * jp * f(jp), (jp, -3, R)), 0, ">=", [at_least(0)],
+                   by=(rules.sum_of_signed_terms, rules.sum_linearity)) is not Status.PROVED
+    assert _status(-sp.Sum(-jp * f(jp), (jp, -3, R)), 0, ">", [at_least(0)], by=(rules.sum_of_signed_terms, rules.sum_linearity)) is not Status.PROVED
+    assert _status(sp.Sum(sp.log(jp) + 1, (jp, 0, R)), 0, ">", [at_least(0)], by=(rules.sum_of_signed_terms, rules.sum_linearity)) is not Status.PROVED
     # the definedness obligation alone: log(0) is undefined, whatever the index was declared
-    assert _status(sp.Sum(sp.log(jp), (jp, 0, R)), sp.Sum(2 * sp.log(jp), (jp, 0, R)) / 2, "=", [at_least(0)]) \
-        is not Status.PROVED
-    assert _status(sp.Sum(sp.log(jp), (jp, 1, R)), sp.Sum(2 * sp.log(jp), (jp, 1, R)) / 2, "=", [at_least(0)]) \
-        is Status.PROVED
+    assert _status(sp.Sum(sp.log(jp), (jp, 0, R)), sp.Sum(2 * sp.log(jp), (jp, 0, R)) / 2, "=", [at_least(0)],
+                   by=(rules.sum_of_signed_terms, rules.sum_linearity)) is not Status.PROVED
+    assert _status(sp.Sum(sp.log(jp), (jp, 1, R)), sp.Sum(2 * sp.log(jp), (jp, 1, R)) / 2, "=", [at_least(0)],
+                   by=(rules.sum_of_signed_terms, rules.sum_linearity)) is Status.PROVED
     # from 1 the same index is positive by its range: proved
-    assert _status(sp.Sum(jp * f(jp), (jp, 1, R)), 0, ">", [at_least(1)]) is Status.PROVED
+    assert _status(sp.Sum(jp * f(jp), (jp, 1, R)), 0, ">", [at_least(1)], by=(rules.sum_of_signed_terms, rules.sum_linearity)) is Status.PROVED
 
 
 def test_the_iid_counting_rule_refuses_terms_that_are_not_identically_distributed():
     """E[sum_i i r_i] = mu R(R+1)/2, not R mu; a deterministic f(i) or weight w_i is not a rollout quantity."""
     import sympy as sp
 
-    from grpo_verify.derivations.d5_baseline_bias import Ex
-    from grpo_verify.derivations.d9_group_size import IidE, mu
-    from grpo_verify.derivations.notation import R, i, r
+    Ex = _Ex
+    IidE, mu = _IidE, _mu
+    R, i, r = _NR, _Ni, r_
     from grpo_verify.proof import Assumption, Status, Step
 
     group = Assumption("R >= 2", R >= 2)
     mean = Assumption("E[r_1] = mu", equation=(Ex(r[1]), mu))
     f, w = sp.Function("f", real=True), sp.IndexedBase("w", real=True)
     assert _status(IidE(sp.Sum(i * r[i], (i, 1, R))), R * mu, "=", [group, mean],
-                   [Step(R * mu, "moments", using=(mean,))]) is not Status.PROVED
-    assert _status(IidE(sp.Sum(f(i), (i, 1, R))), R * f(1), "=", [group]) is not Status.PROVED
+                   [Step(R * mu, "moments", using=(mean,), by=_IID)]) is not Status.PROVED
+    assert _status(IidE(sp.Sum(f(i), (i, 1, R))), R * f(1), "=", [group], by=_IID) is not Status.PROVED
     assert _status(IidE(sp.Sum(w[i] * r[i], (i, 1, R))), R * w[1] * mu, "=", [group, mean],
-                   [Step(R * w[1] * mu, "moments", using=(mean,))]) is not Status.PROVED
+                   [Step(R * w[1] * mu, "moments", using=(mean,), by=_IID)]) is not Status.PROVED
+    # the same rule on an identically distributed body: proved (the rule is not made safe by refusing all)
+    assert _status(IidE(sp.Sum(r[i], (i, 1, R))), R * mu, "=", [group, mean],
+                   [Step(R * mu, "moments", using=(mean,), by=_IID)]) is Status.PROVED
 
 
 def test_no_derivative_of_an_expectation_is_evaluated():
@@ -1336,9 +2097,9 @@ def test_no_derivative_of_an_expectation_is_evaluated():
     E[r] (the argument does not show the distribution's dependence on theta)."""
     import sympy as sp
 
-    from grpo_verify.derivations.d5_baseline_bias import Ex
-    from grpo_verify.derivations.d9_group_size import IidE
-    from grpo_verify.derivations.notation import R, i, r
+    Ex = _Ex
+    IidE = _IidE
+    R, i, r = _NR, _Ni, r_
     from grpo_verify.proof import Status
 
     theta = sp.Symbol("theta", real=True)
@@ -1347,7 +2108,7 @@ def test_no_derivative_of_an_expectation_is_evaluated():
                      (sp.Derivative(Ex(theta * r[1]), theta), Ex(r[1])),
                      (sp.Derivative(IidE(theta * total), theta), R * Ex(r[1])),
                      (sp.Subs(sp.Derivative(Ex(theta * r[1]), theta), theta, 0), Ex(r[1]))):
-        assert _status(lhs, rhs) is not Status.PROVED, lhs
+        assert _status(lhs, rhs, by=DIFF + _IID) is not Status.PROVED, lhs
 
 
 def test_no_counterexample_evaluates_an_expectation_at_one_sample():
@@ -1355,16 +2116,16 @@ def test_no_counterexample_evaluates_an_expectation_at_one_sample():
     in for r_1, g_1 inside E[...] and comparing with the counted side is no counterexample."""
     import sympy as sp
 
-    from grpo_verify.derivations.d9_group_size import IidE
-    from grpo_verify.derivations.notation import R, g, i, j, r
+    IidE = _IidE
+    R, g, i, j, r = _NR, g_, _Ni, _Nj, r_
     from grpo_verify.proof import Assumption, Status
 
     group = Assumption("R >= 2", R >= 2)
     product = IidE(sp.Sum(r[i], (i, 1, R)) * sp.Sum(g[j], (j, 1, R)))
-    assert _status(IidE(sp.Sum(r[i] * sp.Sum(g[j], (j, 1, R)), (i, 1, R))), product, "=", [group]) \
+    assert _status(IidE(sp.Sum(r[i] * sp.Sum(g[j], (j, 1, R)), (i, 1, R))), product, "=", [group], by=_LINEAR) \
         is not Status.REFUTED
-    assert _status(IidE(sp.Sum(r[i], (i, 2, R)) + r[1]), IidE(sp.Sum(r[i], (i, 1, R))), "=", [group]) \
-        is not Status.REFUTED
+    assert _status(IidE(sp.Sum(r[i], (i, 2, R)) + r[1]), IidE(sp.Sum(r[i], (i, 1, R))), "=", [group],
+                   by=_LINEAR) is not Status.REFUTED
 
 
 def test_an_equation_for_every_value_meets_the_other_assumptions_where_they_apply_it():
@@ -1390,7 +2151,7 @@ def test_an_equation_for_every_value_meets_the_other_assumptions_where_they_appl
 
     report = Result(name="t", doc="d", lhs=c, rhs=sp.Integer(1), assumptions=(constant,),
                     steps=(Step(sp.Integer(1), "c", using=(constant,)),)).check()
-    assert report.status is Status.PROVED and "each equation for every value" in report.consistency, report.summary()
+    assert report.status is Status.PROVED, report.summary()
 
 
 # -- found by a second red-team review: consistency, instances, matrices, Lambda-bound variables -------
@@ -1400,8 +2161,8 @@ def test_contradictions_behind_pinned_symbols_and_sums_are_seen():
     z3 alone sees the expectations and sums as unrelated opaque numbers."""
     import sympy as sp
 
-    from grpo_verify.derivations.d5_baseline_bias import Ex
-    from grpo_verify.derivations.notation import r
+    Ex = _Ex
+    r = r_
     from grpo_verify.proof import Assumption, Status, Step
 
     i = sp.Symbol("i", integer=True, positive=True)
@@ -1442,14 +2203,19 @@ def test_a_lemma_under_a_hypothesis_for_every_index_does_not_rewrite_inside_a_su
          Assumption("sum y = 0", equation=(sp.Sum(y[k], (k, 1, n)), 0)), Assumption("n >= 1", condition=n >= 1))
     L1 = Result(name="L1", doc="d", lhs=n * x, rhs=sp.Integer(0), relation=">=", assumptions=A,
                 steps=(Step(n * x + sp.Sum(y[k], (k, 1, n)), "add 0", using=(A[1],)),
-                       Step(sp.Sum(x + y[k], (k, 1, n)), "into sum"), Step(sp.Integer(0), "sum rule", relation=">=")))
-    L2 = Result(name="L2", doc="d", lhs=sp.Abs(x), rhs=x, assumptions=A, steps=(Step(x, "x >= 0", using=(L1,)),))
+                       Step(sp.Sum(x + y[k], (k, 1, n)), "into sum", by=(rules.sum_linearity, rules.sum_of_a_constant)),
+                       Step(sp.Integer(0), "sum rule", relation=">=", by=(rules.sum_of_signed_terms,))),
+                model={x: 1, n: 1, y: {1: 0}})
+    L2 = Result(name="L2", doc="d", lhs=sp.Abs(x), rhs=x, assumptions=A,
+                steps=(Step(x, "x >= 0", using=(L1,), by=ABS),), model={x: 1, n: 1, y: {1: 0}})
+    assert L2.check().status is Status.PROVED, L2.check().summary()  # the premise
     assert _status(sp.Subs(sp.Abs(x), x, -1), -1, "=", A,
-                   [Step(sp.Subs(x, x, -1), "L2 inside Subs", using=(L2,)), Step(-1, "evaluate")]) is not Status.PROVED
+                   [Step(sp.Subs(x, x, -1), "L2 inside Subs", using=(L2,), by=ABS), Step(-1, "evaluate")]) \
+        is not Status.PROVED
     # nor inside a derivative: x = 0 is allowed (y = 0), where |x| has no derivative
     assert _status(sp.Derivative(sp.Abs(x), x), 1, "=", A,
-                   [Step(sp.Derivative(x, x), "L2 inside the derivative", using=(L2,)), Step(1, "evaluate")]) \
-        is not Status.PROVED
+                   [Step(sp.Derivative(x, x), "L2 inside the derivative", using=(L2,), by=ABS + DIFF),
+                    Step(1, "evaluate", by=DIFF)]) is not Status.PROVED
 
 
 def test_a_square_matrix_needs_a_natural_size():
@@ -1457,16 +2223,17 @@ def test_a_square_matrix_needs_a_natural_size():
     import sympy as sp
 
     from grpo_verify.proof import Status
-    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+    from grpo_verify.proof import MatrixRank, SquareMatrix
 
     n = sp.Symbol("n", integer=True)
     x = sp.Symbol("x", real=True)
     a, b = sp.symbols("a b", integer=True)
     delta = sp.Lambda((a, b), sp.KroneckerDelta(a, b))
-    assert _status(MatrixRank(SquareMatrix(n, delta)), n) is not Status.PROVED
-    assert _status(MatrixRank(SquareMatrix(x, delta)), x) is not Status.PROVED
+    triangular = (rules.rank_of_a_triangular_matrix, rules.delta_of_equal_or_distinct_values)
+    assert _status(MatrixRank(SquareMatrix(n, delta)), n, by=triangular) is not Status.PROVED
+    assert _status(MatrixRank(SquareMatrix(x, delta)), x, by=triangular) is not Status.PROVED
     natural = sp.Symbol("n", integer=True, nonnegative=True)
-    assert _status(MatrixRank(SquareMatrix(natural, delta)), natural) is Status.PROVED
+    assert _status(MatrixRank(SquareMatrix(natural, delta)), natural, by=triangular) is Status.PROVED
 
 
 def test_a_piecewise_inside_a_lambda_is_not_decided_by_hypotheses_about_a_free_symbol():
@@ -1474,19 +2241,22 @@ def test_a_piecewise_inside_a_lambda_is_not_decided_by_hypotheses_about_a_free_s
     import sympy as sp
 
     from grpo_verify.proof import Assumption, Status
-    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+    from grpo_verify.proof import MatrixRank, SquareMatrix
 
     n = sp.Symbol("n", integer=True, positive=True)
     c = sp.Symbol("c", real=True)
     a, b = sp.symbols("a b", integer=True)
     left = MatrixRank(SquareMatrix(n, sp.Lambda((a, b), sp.Piecewise((c * sp.KroneckerDelta(a, b), a > 1), (0, True)))))
     right = MatrixRank(SquareMatrix(n, sp.Lambda((a, b), c * sp.KroneckerDelta(a, b))))
-    assert _status(left, right, "=", [Assumption("a > 1", condition=a > 1)]) is not Status.PROVED
+    assert _status(left, right, "=", [Assumption("a > 1", condition=a > 1)], by=(
+        rules.piecewise_branch, rules.rank_of_a_triangular_matrix, rules.delta_of_equal_or_distinct_values,
+        rules.rank_of_an_idempotent_is_its_trace, rules.sum_of_a_delta)) is not Status.PROVED
 
 
 def test_instances_and_ranges_honour_every_declared_property():
     """n declared even: (-1)^n f(x) = f(x) may not be used at n = 1, and a range over n skips 1; an equation
-    for every value survives the substitution of a range."""
+    for every value survives the substitution of a range. (The new kernel refuses an ``even`` declaration: the
+    lemma is then refused, never proved nor refuted: it is true, and n = 3 is no value of an even n.)"""
     import sympy as sp
 
     from grpo_verify.proof import Assumption, ForEach, Result, Status, Step, as_written
@@ -1495,7 +2265,7 @@ def test_instances_and_ranges_honour_every_declared_property():
     x = sp.Symbol("x", real=True)
     f = sp.Function("f", real=True)
     lemma = Result(name="even_sign", doc="d", lhs=as_written(lambda: (-1) ** n * f(x)), rhs=f(x))
-    assert lemma.check().status is Status.PROVED
+    assert lemma.check().status is Status.UNPROVED, lemma.check().summary()
     assert _status(-f(x), f(x), "=", (), [Step(f(x), "lemma at n = 1", using=(lemma.at({n: 1}),))]) \
         is not Status.PROVED
     ranged = Result(name="t", doc="d", lhs=as_written(lambda: (-1) ** n * f(x)), rhs=f(x), for_each=ForEach(n, (1, 2)))
@@ -1512,8 +2282,8 @@ def test_a_witness_point_where_two_expectations_coincide_gives_them_one_value():
     witness of their consistency (E[r_1] would be both)."""
     import sympy as sp
 
-    from grpo_verify.derivations.d5_baseline_bias import Ex
-    from grpo_verify.derivations.notation import r
+    Ex = _Ex
+    r = r_
     from grpo_verify.proof import Assumption, Result
 
     i = sp.Symbol("i", integer=True, positive=True)
@@ -1541,10 +2311,11 @@ def test_a_positive_hypothesis_is_not_put_in_for_its_expression_inside_a_derivat
     x = sp.Symbol("x", real=True)
     f = sp.Function("f", real=True)
     positive = Assumption("f(x) > 0", condition=f(x) > 0)
-    assert _status(sp.Derivative(f(x), x), 0, ">=", [positive]) is not Status.PROVED
-    assert _status(sp.Derivative(f(x), x), 0, "=", [positive]) is not Status.PROVED
+    assert _status(sp.Derivative(f(x), x), 0, ">=", [positive], by=DIFF) is not Status.PROVED
+    assert _status(sp.Derivative(f(x), x), 0, "=", [positive], by=DIFF) is not Status.PROVED
     slope = sp.Derivative(f(x), x)
-    assert _status(slope.subs(x, 0), 0, ">", [Assumption("f'(x) > 0", condition=slope > 0)]) is not Status.PROVED
+    assert _status(slope.subs(x, 0), 0, ">", [Assumption("f'(x) > 0", condition=slope > 0)], by=DIFF) \
+        is not Status.PROVED
 
 
 def test_an_instance_of_a_lemma_proved_only_for_a_range_is_not_cited():
@@ -1584,12 +2355,12 @@ def test_linearity_of_expectation_does_not_capture_an_index_moving_into_another_
     while R sum_j E[r_j g_j] is 4."""
     import sympy as sp
 
-    from grpo_verify.derivations.d5_baseline_bias import Ex
-    from grpo_verify.derivations.notation import R, g, j, r
+    Ex = _Ex
+    R, g, j, r = _NR, g_, _Nj, r_
     from grpo_verify.proof import Status
 
     product = Ex(sp.Sum(r[j], (j, 1, R)) * sp.Sum(g[j], (j, 1, R)))
-    assert _status(product, R * sp.Sum(Ex(r[j] * g[j]), (j, 1, R))) is not Status.PROVED
+    assert _status(product, R * sp.Sum(Ex(r[j] * g[j]), (j, 1, R)), by=_LINEAR) is not Status.PROVED
 
 
 def test_an_exact_witness_on_the_domain_must_also_meet_the_other_hypotheses():
@@ -1612,11 +2383,262 @@ def test_a_piecewise_beside_a_square_matrix_is_still_resolved_without_rebuilding
     import sympy as sp
 
     from grpo_verify.proof import Assumption, Status
-    from grpo_verify.proof.matrices import MatrixRank, SquareMatrix
+    from grpo_verify.proof import MatrixRank, SquareMatrix
 
     n = sp.Symbol("n", integer=True, positive=True)
     c = sp.Symbol("c", real=True)
     a, b = sp.symbols("a b", integer=True)
     rank = MatrixRank(SquareMatrix(n, sp.Lambda((a, b), sp.KroneckerDelta(a, b))))
-    report_status = _status(sp.Piecewise((rank, c > 0), (0, True)), rank, "=", [Assumption("c > 0", condition=c > 0)])
+    report_status = _status(sp.Piecewise((rank, c > 0), (0, True)), rank, "=", [Assumption("c > 0", condition=c > 0)],
+                            by=(rules.piecewise_branch,))
     assert report_status is Status.PROVED
+
+
+# == the trusted base alone ========================================================================
+# The evaluator refutes most false statements before the kernel is asked, which hides a kernel that would
+# have proved them. These tests ask the kernel without the evaluator's verdict: ``kernel_alone`` is the
+# checker's path (a model of the hypotheses, checked by theorem.has_model; every link by theorem.link;
+# theorem.establishes), with the refutation step left out. A false statement it proves is a hole in the
+# trusted base that only the evaluator's luck covers.
+
+def kernel_alone(build: Build) -> bool:
+    """Whether the kernel alone (no refutation by the evaluator) proves the statement ``build`` makes."""
+    from grpo_verify.proof import check as checking
+    from grpo_verify.proof.build import expand_computations as built
+
+    try:
+        result = build()
+    except ValueError:
+        return False
+    try:
+        if not result.steps and result.lhs == result.rhs:
+            return False
+        ctx = kernel.Context(_hypotheses(result))
+        if ctx.hyps and checking.find_model(result, ctx) is None:
+            return False
+        contexts = [(ctx, "symbolic", [])]
+        if result.for_each is not None:
+            contexts = checking._instances(ctx, result.for_each)
+            if not contexts:
+                return False
+        for here, _scope, extra in contexts:
+            thm, _reports = checking._prove(result, here, extra, False)
+            if thm is None or not kernel.establishes(thm, here.hyps, built(result.lhs), result.relation,
+                                                     built(result.rhs)):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - a crash proves nothing (the checker reports it unproved)
+        return False
+
+
+_ALL_FALSE = FALSE_CASES + RANK_FALSE_CASES + NEW_FALSE_CASES
+
+
+@pytest.mark.parametrize("build", [case[1] for case in _ALL_FALSE], ids=_ids(_ALL_FALSE))
+def test_false_statement_is_not_proved_by_the_kernel_alone(build: Build):
+    assert not kernel_alone(build), "the trusted base proves this FALSE statement; only the evaluator refutes it"
+
+
+KERNEL_TRUE_CASES = [case for case in NEW_TRUE_CASES if case[2] is Status.PROVED and len(case) == 3]
+
+
+@pytest.mark.parametrize("build", [case[1] for case in KERNEL_TRUE_CASES[:12]], ids=_ids(KERNEL_TRUE_CASES[:12]))
+def test_true_statement_is_proved_by_the_kernel_alone(build: Build):
+    """The path ``kernel_alone`` takes does prove true statements (it is not a test that passes by refusing)."""
+    assert kernel_alone(build)
+
+
+# -- single links, hypotheses, models and schemes, asked of theorem.py directly -------------------
+
+def _holder(*assumptions: Assumption):
+    class _Holder:
+        pass
+
+    holder = _Holder()
+    holder.assumptions = tuple(assumptions)
+    return holder
+
+
+def _ctx(*assumptions: Assumption):
+    return kernel.Context(_hypotheses(_holder(*assumptions)))
+
+
+KERNEL_FALSE_LINKS: list[tuple[str, Callable[[], object]]] = [
+    # each builds the arguments of one kernel.link and must get no Theorem; witness in the comment
+    ("link-large_square_root_bounds_contradict", lambda: _kernel_link(x + SQRT_BIG, ">", x + SQRT_BIG + 1)),
+    # ^ every x
+    ("link-quantified_hypothesis_inside_E", lambda: _kernel_link(
+        E_new(S(sp.Abs(r[i]), (i, 1, R))), "=", E_new(S(r[i], (i, 1, R))), every(r[i] >= 0, i, 1, R), by=ABS)),
+    # ^ R = 1, sampled r_1 = 1, under E: r_1 = +-1 w.p. 1/2: 1 != 0
+    ("link-quantified_hypothesis_decides_a_branch_inside_E", lambda: _kernel_link(
+        E_new(S(sp.Piecewise((1, r[i] > 0), (0, True)), (i, 1, R))), "=", E_new(S(1, (i, 1, R))),
+        every(r[i] > 0, i, 1, R), by=(rules.piecewise_branch,))),  # R = 1: 1/2 != 1
+    ("link-iid_operator_whose_single_does_not_bind_w", lambda: _kernel_link(
+        E_iid_bad(S(w[i], (i, 1, R))), "=", R * w[1], by=(rules.iid_sum_moments, rules.expectation_linearity))),
+    # ^ R = 1, sampled w_1 = 5, w = +-1 w.p. 1/2 under the operator: 0 != 5
+    ("link-derivative_of_an_expectation", lambda: _kernel_link(sp.Derivative(E_new(r[1]), theta), "=", 0, by=DIFF)),
+    # ^ r ~ Bernoulli(theta): 1 != 0
+    ("link-or_hypothesis_presupposes_an_unused_disjunct", lambda: _kernel_link(
+        x, ">", 0, cond(sp.Or(x < -1, sp.log(x) > 0)))),  # x = -2
+    ("link-subs_at_an_undefined_point", lambda: _kernel_link(sp.Subs(x**2, x, uq(y, y)), "=", 1)),  # y = 0
+    ("link-sum_body_undefined", lambda: _kernel_link(
+        S(sp.Mul(j, uq(y, y), evaluate=False), (j, 1, 2)), "=", 3, by=(rules.sum_with_numeric_limits_is_written_out,))),  # y = 0
+    ("link-derivative_body_undefined", lambda: _kernel_link(sp.Derivative(sp.Mul(x, uq(y, y), evaluate=False), x),
+                                                              "=", 1, by=DIFF)),
+    # ^ y = 0
+    ("link-piecewise_without_a_branch_at_zero", lambda: _kernel_link((x + 1) * PW, "=", x * PW + PW)),  # x = 0
+    ("link-subs_of_an_integer_variable_at_half", lambda: _kernel_link(sp.Subs((-1)**n * (-1)**n, n, HALF), "=", 1)),
+    # ^ ((-1)^(1/2))^2 = -1
+    ("link-rule_registered_at_run_time", lambda: _with_runtime_rule(lambda forged: _kernel_link(
+        S(r[j]**2, (j, 1, nn)) + 1, "=", 1, by=(forged,)))),  # n = 1, r_1 = 1
+]
+
+KERNEL_TRUE_LINKS: list[tuple[str, Callable[[], object]]] = [
+    ("link-large_square_root_compared_exactly", lambda: _kernel_link(x + SQRT_BIG, "<", x + SQRT_BIG + 1)),
+    ("link-quantified_hypothesis_outside_E", lambda: _kernel_link(
+        S(sp.Abs(r[i]), (i, 1, R)), "=", S(r[i], (i, 1, R)), every(r[i] >= 0, i, 1, R), by=ABS)),
+    ("link-iid_operator_with_a_single_that_binds_both", lambda: _kernel_link(
+        E_iid_ok(S(w[i], (i, 1, R))), "=", R * E_new(w[1]), by=(rules.iid_sum_moments, rules.expectation_linearity))),
+    ("link-or_hypothesis_with_defined_disjuncts", lambda: _kernel_link(x**2, ">", 1, cond(sp.Or(x < -1, x > 1)))),
+    ("link-subs_at_a_defined_point", lambda: _kernel_link(sp.Subs(x**2, x, y), "=", y**2)),
+    ("link-piecewise_with_a_final_branch", lambda: _kernel_link((x + 1) * PW_TOTAL, "=", x * PW_TOTAL + PW_TOTAL)),
+    ("link-subs_of_an_integer_variable_at_an_integer", lambda: _kernel_link(
+        sp.Subs((-1)**n * (-1)**n, n, 3), "=", 1)),
+]
+
+
+def _with_runtime_rule(use):
+    """``use(rule)`` with a rule "every sum is 0" registered through the public ``rules.rule`` (removed after)."""
+    from grpo_verify.proof.rules import RULES, rule
+
+    def every_sum_is_zero_at_link_level(e, local):  # noqa: ANN001 - a forged rule
+        return sp.Integer(0) if isinstance(e, sp.Sum) else None
+
+    try:
+        forged = rule("normal")(every_sum_is_zero_at_link_level)
+    except Exception:  # noqa: BLE001 - a closed registry refuses: nothing is forged
+        return None
+    try:
+        return use(forged)
+    finally:
+        RULES.pop("every_sum_is_zero_at_link_level", None)
+
+
+@pytest.mark.parametrize("make", [case[1] for case in KERNEL_FALSE_LINKS], ids=_ids(KERNEL_FALSE_LINKS))
+def test_the_link_rule_makes_no_theorem_of_a_false_link(make):
+    theorem = make()
+    assert theorem is None, f"kernel.link made {theorem!r}"
+
+
+@pytest.mark.parametrize("make", [case[1] for case in KERNEL_TRUE_LINKS], ids=_ids(KERNEL_TRUE_LINKS))
+def test_the_link_rule_makes_a_theorem_of_a_true_link(make):
+    assert isinstance(make(), kernel.Theorem)
+
+
+def test_a_theorem_is_made_only_by_the_kernel():
+    """The constructor needs the module's token; a Theorem is immutable; a look-alike is never established."""
+    with pytest.raises(ValueError):
+        kernel.Theorem(object(), frozenset(), x, "=", x + 1, ())
+    genuine = _kernel_link(x + 1, ">", x)
+    assert isinstance(genuine, kernel.Theorem)
+    with pytest.raises(AttributeError):
+        genuine.rhs = x + 2  # type: ignore[misc]
+
+    class LookAlike:
+        hyps, lhs, relation, rhs, rules = frozenset(), x, "=", x + 1, frozenset()
+
+    assert not kernel.establishes(LookAlike(), frozenset(), x, "=", x + 1)
+    assert not kernel.establishes(genuine, frozenset(), x, "<", x + 1)  # a theorem states what it states
+    with pytest.raises(kernel.Unproved):  # nor is a look-alike cited
+        kernel.cite(kernel.Context(()), LookAlike())
+
+
+def test_a_chain_needs_links_that_meet_under_the_same_hypotheses():
+    first = _kernel_link(x, "<", x + 1)
+    second = _kernel_link(x + 2, "<", x + 3)
+    with pytest.raises(kernel.Unproved):
+        kernel.chain(first, second)  # x + 1 is not x + 2
+    under = _kernel_link(x + 1, "<", x + 2, cond(x > 0))
+    with pytest.raises(kernel.Unproved):
+        kernel.chain(first, under)  # different hypotheses
+    down = _kernel_link(x + 1, ">", x)
+    with pytest.raises(kernel.Unproved):
+        kernel.chain(first, down)  # < then >: no relation
+    assert kernel.chain(first, _kernel_link(x + 1, "<=", x + 2)).relation == "<"
+
+
+def test_a_link_refuses_what_is_not_a_registered_rule():
+    from dataclasses import replace
+
+    from grpo_verify.proof.rules import Rule
+
+    fake = Rule("sum_linearity", "normal", lambda e, local: sp.Integer(0))
+    with pytest.raises(kernel.Unproved):
+        kernel.link(kernel.Context(()), sp.Integer(1) + x, "=", x, (fake,))
+    with pytest.raises(kernel.Unproved):
+        kernel.link(kernel.Context(()), sp.Integer(1) + x, "=", x, (lambda e, local: None,))
+    relabelled = replace(rules.sum_split_last, kind="normal")  # registered name and function: kind forged
+    assert _kernel_link(S(r[j], (j, 1, R)), "=", 0, by=(relabelled,)) is None
+
+
+def test_the_mean_value_rule_needs_an_interval():
+    """x declared nonzero ranges over two half-lines: D(1) >= 0 and D'(x)(x - 1) >= 0 do not give D >= 0
+    (D = 1/6 - 1/(2 x^2) + 1/(3 x^3): D(-1) = -2/3). The side conditions must refuse the variable."""
+    difference = sp.Rational(1, 6) - 1 / (2 * xnz**2) + 1 / (3 * xnz**3)
+    with pytest.raises(kernel.Unproved):
+        kernel.mean_value_contexts(kernel.Context(()), xnz, 1, difference, ">=", 0)
+    # an open half-line is an interval: accepted
+    kernel.mean_value_contexts(kernel.Context(()), xp, 1, (xp - 1)**2, ">=", 0)
+
+
+_EVERY_RECIPROCAL = Assumption("h(m) = 1/m for every m", equation=(h(mreal), 1 / mreal), for_every=(mreal,))
+_EVERY_ZERO = Assumption("h(m) = 0 for every m", equation=(h(mreal), sp.Integer(0)), for_every=(mreal,))
+_NEGATIVE_ONE = Assumption("fpos(-1) = -1", equation=(fpos(-1), sp.Integer(-1)))
+_MOMENT = Assumption("E r^2 = -1", equation=(E_new(r[1]**2), sp.Integer(-1)))
+
+NOT_MODELS = [
+    # (id, assumptions, a candidate that is no model of them): has_model must refuse each
+    ("model-partial_function_for_an_equation_for_every_m", (_EVERY_RECIPROCAL,),
+     lambda: kernel.Model({}, {}, {h: sp.Lambda(t, 1 / t)}, {})),  # 1/m has no value at m = 0
+    ("model-positive_function_positive_only_on_positive_arguments", (_NEGATIVE_ONE,),
+     lambda: kernel.Model({}, {}, {fpos: sp.Lambda(xp, xp)}, {})),  # fpos(-1) = -1 < 0
+    ("model-for_every_identity_checked_at_the_model_value_only", (_EVERY_ZERO,),
+     lambda: kernel.Model({mreal: sp.Integer(1)}, {}, {h: sp.Lambda(t, t - 1)}, {})),  # h(2) = 1 != 0
+    ("model-signed_weights_are_no_distribution", (_MOMENT,),
+     lambda: kernel.Model({}, {}, {}, {E_new: [(sp.Integer(2), {r[1]: 0}), (sp.Integer(-1), {r[1]: 1})]})),
+    ("model-integer_value_for_a_real_positive_symbol_is_fine_but_negative_is_not", (cond(xp < 5),),
+     lambda: kernel.Model({xp: sp.Integer(-1)}, {}, {}, {})),  # x declared positive
+    ("model-non_integer_value_for_an_integer", (cond(n < 5),), lambda: kernel.Model({n: HALF}, {}, {}, {})),
+    ("model-half_of_a_for_all_range", (every(r[i] > 0, i, 1, R),),
+     lambda: kernel.Model({R: sp.Integer(2)}, {r: {(1,): sp.Integer(1), (2,): sp.Integer(-1)}}, {}, {})),
+]
+
+MODELS = [
+    ("model-total_function_for_an_equation_for_every_m",
+     (Assumption("h(m) = m^2 for every m", equation=(h(mreal), mreal**2), for_every=(mreal,)),),
+     lambda: kernel.Model({}, {}, {h: sp.Lambda(t, t**2)}, {})),
+    ("model-a_distribution", (Assumption("E r^2 = 1", equation=(E_new(r[1]**2), sp.Integer(1))),),
+     lambda: kernel.Model({}, {}, {}, {E_new: [(HALF, {r[1]: 1}), (HALF, {r[1]: -1})]})),
+    ("model-a_for_all_range", (every(r[i] > 0, i, 1, R),),
+     lambda: kernel.Model({R: sp.Integer(2)}, {r: {(1,): sp.Integer(1), (2,): sp.Integer(3)}}, {}, {})),
+]
+
+
+@pytest.mark.parametrize("assumptions, candidate", [case[1:] for case in NOT_MODELS], ids=_ids(NOT_MODELS))
+def test_a_model_is_total_and_of_the_declared_types(assumptions, candidate):
+    assert not kernel.has_model(_ctx(*assumptions), candidate())
+
+
+@pytest.mark.parametrize("assumptions, candidate", [case[1:] for case in MODELS], ids=_ids(MODELS))
+def test_a_model_that_is_one_is_accepted(assumptions, candidate):
+    assert kernel.has_model(_ctx(*assumptions), candidate())
+
+
+def test_an_induction_refuses_a_base_its_hypotheses_or_declarations_exclude():
+    with pytest.raises(kernel.Unproved):
+        kernel.induction_contexts(_ctx(), k, 0, k, ">=", 1)  # k positive: k = 0 is no value of k
+    with pytest.raises(kernel.Unproved):
+        kernel.induction_contexts(_ctx(cond(nn <= 5)), nn, 0, nn, "<=", 5)  # an upper bound
+    with pytest.raises(kernel.Unproved):
+        kernel.induction_contexts(_ctx(every(r[i] >= 0, i, 1, nn)), nn, 0, S(r[i], (i, 1, nn)), ">=", 0)
+    kernel.induction_contexts(_ctx(), nn, 0, nn, ">=", 0)  # no hypothesis: accepted

@@ -171,14 +171,17 @@ def _evaluate(result, seed: int) -> Verdict:
     intervals = real_bounds(conditions)
     rng = random.Random(seed)
     checked, sizes, points, links = 0, {s: set() for s in symbols}, [], {}
-    for plan in _plans(symbols, bounds, result.for_each or result.fallback):
+    plans = _plans(symbols, bounds, result.for_each or result.fallback)
+    wanted = TRIES if len(plans) > 1 else 3 * TRIES  # without sizes to vary, more points of the real symbols
+    for plan in plans:
         found = 0
-        for attempt in range(TRIES * 4):
-            if found >= TRIES:
+        for attempt in range(wanted * 4):
+            if found >= wanted:
                 break
             scale = max([4] + [int(v) + 3 for v in plan.values()])
-            filler = Filler(hint_of(result, plan), random.Random(rng.random()), [e for e, _ in equations], plan,
-                            [e for e, _ in identities], scale, intervals)
+            filler = Filler(hint_of(result, plan), random.Random(rng.random()),
+                            [e for e, _ in equations] + [c for c in conditions if isinstance(c, sp.Eq)], plan,
+                            [e for e, _ in identities], scale, intervals, attempt)
             filler.resolve()
             if not _admissible(filler, conditions, equations, identities, quantified):
                 continue

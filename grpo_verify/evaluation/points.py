@@ -67,9 +67,9 @@ class Point:
                      {**self.varying, base: table}, self.fill)
 
 
-def _random_value(x, rng: random.Random, scale: int = 4, bounds: dict | None = None):
+def _random_value(x, rng: random.Random, scale: int = 4, bounds: dict | None = None, attempt: int | None = None):
     """A random rational of ``x``'s declared type (integers up to ``scale``, reals inside the constant bounds
-    the assumptions give, when there are some)."""
+    the assumptions give, when there are some: the first attempts take their ends and middle in turn)."""
     lo, hi = (bounds or {}).get(x, (None, None))
     if (lo is not None or hi is not None) and not x.is_integer:
         if lo is None and (x.is_positive or x.is_nonnegative):
@@ -78,10 +78,12 @@ def _random_value(x, rng: random.Random, scale: int = 4, bounds: dict | None = N
             hi = sp.Integer(0)
         lo = lo if lo is not None else hi - 5
         hi = hi if hi is not None else lo + 5
-        if rng.random() < 0.4:  # the ends, the middle and small numbers: where equalities and kinks sit
-            special = [v for v in (lo, hi, (lo + hi) / 2, 0, 1, -1, sp.Rational(1, 2)) if lo <= v <= hi and _fits(x, v)]
-            if special:
-                return sp.Integer(1) * rng.choice(special)
+        special = [v for v in (lo, hi, (lo + hi) / 2, sp.Rational(1, 2), 0, 1, -1) if lo <= v <= hi and _fits(x, v)]
+        special = list(dict.fromkeys(special))
+        if special and attempt is not None and attempt < len(special):
+            return sp.Integer(1) * special[attempt]
+        if special and rng.random() < 0.4:  # the ends, the middle and small numbers: where equalities and kinks sit
+            return sp.Integer(1) * rng.choice(special)
         return lo + (hi - lo) * sp.Rational(rng.randint(1, 98), 99)
     if not x.is_integer and rng.random() < 0.25:
         special = [v for v in (0, 1, -1, sp.Rational(1, 2), 2) if _fits(x, v)]
@@ -158,8 +160,9 @@ class Filler:
     """Builds a point lazily from a hint and random choices, resolving defining equations."""
 
     def __init__(self, hint: dict, rng: random.Random, equations, sizes: dict, identities=(), scale: int = 4,
-                 bounds: dict | None = None):
+                 bounds: dict | None = None, attempt: int | None = None):
         self.rng = rng
+        self.attempt = attempt
         self.scale = scale
         self.bounds = bounds or {}
         self.point = Point()
@@ -256,7 +259,7 @@ class Filler:
     def _provide(self, kind, e, index=None):
         """A missing value, drawn at random (the point is filled lazily)."""
         if kind == "symbol":
-            self.point.values[e] = _random_value(e, self.rng, self.scale, self.bounds)
+            self.point.values[e] = _random_value(e, self.rng, self.scale, self.bounds, self.attempt)
             return self.point.values[e]
         if kind == "entry":
             v = _random_value(e, self.rng, self.scale)

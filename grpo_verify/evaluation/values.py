@@ -312,9 +312,13 @@ def _derivative_at(e, point, bound):
         df = sp.diff(f, *[(keep[v], n) for v, n in e.variable_count])
     except Exception as exc:  # noqa: BLE001 - SymPy cannot differentiate it (a kink)
         raise NoValue(f"no derivative: {exc}") from exc
-    if df.has(sp.Derivative, sp.Subs, sp.Heaviside, sp.sign):
-        raise NoValue("no derivative in closed form here (a kink)")
-    return _number(df.xreplace({keep[v]: at[v] for v in keep}))
+    at_point = {keep[v]: at[v] for v in keep}
+    if df.has(sp.Derivative, sp.Subs):
+        raise NoValue("no derivative in closed form here")
+    for kink in df.atoms(sp.Heaviside, sp.sign):  # a kink hit exactly: no derivative there
+        if sign(kink.args[0].xreplace(at_point)) == 0:
+            raise NoValue("a derivative at a kink")
+    return _number(df.xreplace(at_point))
 
 
 def rank(m) -> int:

@@ -37,7 +37,8 @@ class Obligation:
     kink: tuple | None = None  # (F, d, p): F must be differentiable in d at p
 
 
-_NONSMOOTH = (sp.Abs, sp.Piecewise, sp.KroneckerDelta, sp.binomial)
+_NONSMOOTH = (sp.Piecewise, sp.KroneckerDelta, sp.binomial)
+_KINKED = (sp.Min, sp.Max, sp.Abs)  # differentiable where no kink is hit: a kink obligation
 
 
 def obligations(e) -> list[Obligation]:
@@ -138,8 +139,8 @@ def _smooth(f, variables, point: dict | None, ranges, hidden, out) -> None:
         if isinstance(node, _NONSMOOTH) and moves(node):
             out.append(Obligation(sp.false, f"{type(node).__name__} is not differentiable everywhere in "
                                   f"{', '.join(map(str, variables))}", ranges, hidden))
-        if isinstance(node, (sp.Min, sp.Max)) and moves(node):
-            out.append(Obligation(None, "a kink of Min/Max", ranges, hidden,
+        if isinstance(node, _KINKED) and moves(node):
+            out.append(Obligation(None, "a kink of Min, Max or Abs", ranges, hidden,
                                   (f, tuple(variables), tuple(point.items()) if point else None)))
     inner: list[Obligation] = []
     _collect(f, ranges, hidden, inner)

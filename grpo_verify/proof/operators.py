@@ -59,7 +59,8 @@ class Expectation(sp.Function):
     expectation binds them, so nothing said of a sampled value ``r_i`` outside reaches ``r_i`` inside.
     Build the operator of a derivation with ``Expectation.over("E", r, g)``. Its laws are the kernel's
     rule ``expectation_linearity`` and the stated assumptions; a model realises it by a finite
-    distribution."""
+    distribution. The distribution may depend on the parameters (the policy's theta), so the kernel
+    refuses an expectation under a derivative or at a point (``Subs``): nothing is said of how it moves."""
 
     nargs = 1
     is_real = True

@@ -94,6 +94,10 @@ def _check(e: sp.Basic, where: str) -> None:
             for end in (lo, hi):
                 if not integer_valued(end):
                     raise KernelError(f"{where}: the limit {end} of {type(e).__name__} is not an integer")
+    elif isinstance(e, (sp.Derivative, sp.Subs)) and any(isinstance(n, (Expectation, IidExpectation))
+                                                          for n in sp.preorder_traversal(e.args[0])):
+        raise KernelError(f"{where}: an expectation under a derivative or at a point: its distribution may depend on "
+                          "the variable, which the kernel does not model")
     elif isinstance(e, sp.Derivative):
         if len({isinstance(v, sp.Indexed) for v, _ in e.variable_count}) > 1:
             raise KernelError(f"{where}: a derivative in both symbols and indexed variables; take them one by one")

@@ -140,7 +140,7 @@ class Context:
             local += [rel.Ge(d, lo), rel.Le(d, hi)]
             for q in self.quantified:
                 qd, qlo, qhi = q.index
-                if speaks_of(q.formula, hidden):
+                if speaks_of(q.formula.xreplace({qd: sp.Dummy()}), hidden):
                     continue  # about the sampled values, or a bound variable's name: says nothing here
                 if self.prove(rel.Ge(lo, qlo), ranges[:n], hidden) and self.prove(rel.Le(hi, qhi), ranges[:n], hidden):
                     local.append(subst(q.formula, {qd: d}))
@@ -342,6 +342,8 @@ def discharge_definedness(e, ctx: Context, rules, eqs=()) -> None:
                         rules=tuple(rules))
         if o.kink is not None:
             f, variables, point = o.kink
+            if point is not None and len(point) == 1:  # the step's rules may write out what hides a kink
+                f = R.normalize(canon(f, local.depth), local)
             if point is None or len(point) != 1 or resolve_kinks(f, point[0][0], point[0][1], local) is None:
                 raise Unproved(f"not shown to be differentiable: {o.reason} in {sp.sstr(f)[:80]}")
             continue

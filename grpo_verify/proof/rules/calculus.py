@@ -156,24 +156,27 @@ def chain_rule_for_functions(e, local):
 
 
 def resolve_kinks(f, d, p, local):
-    """``f`` with each Min/Max moving with ``d`` replaced by the argument that is its minimum (maximum)
-    near ``d = p``: one whose value at ``p`` is below every other's, or equal to it with an equal slope at
-    ``p`` (then the two agree to first order, and so does the Min); None if some kink is not resolved."""
+    """``f`` with each Min/Max (and Abs, as Max(u, -u)) moving with ``d`` replaced by the argument that is its
+    minimum (maximum) near ``d = p``: one whose value at ``p`` is below every other's, or equal to it with an
+    equal slope at ``p`` (then the two agree to first order, and so does the Min); None if some kink is not
+    resolved."""
     for _ in range(20):
-        kinks = [n for n in sp.postorder_traversal(f) if isinstance(n, (sp.Min, sp.Max)) and depends(n, d)]
+        kinks = [n for n in sp.postorder_traversal(f) if isinstance(n, (sp.Min, sp.Max, sp.Abs)) and depends(n, d)]
         if not kinks:
             return f
         m = kinks[0]
-        if any(isinstance(x, (sp.Min, sp.Max)) and depends(x, d) for a in m.args for x in sp.preorder_traversal(a)):
+        if any(isinstance(x, (sp.Min, sp.Max, sp.Abs)) and depends(x, d) for a in m.args
+               for x in sp.preorder_traversal(a)):
             return None
+        args = (m.args[0], -m.args[0]) if isinstance(m, sp.Abs) else m.args  # |u| = Max(u, -u)
         better = rel.Lt if isinstance(m, sp.Min) else rel.Gt
-        values = [subst(a, {d: p}) for a in m.args]
-        slopes = [normalize(canon(sp.Subs(sp.Derivative(a, d), d, p), local.depth), local) for a in m.args]
+        values = [subst(a, {d: p}) for a in args]
+        slopes = [normalize(canon(sp.Subs(sp.Derivative(a, d), d, p), local.depth), local) for a in args]
         chosen = None
-        for n, a in enumerate(m.args):
+        for n, a in enumerate(args):
             if all(k == n or local.prove(better(values[n], values[k])) or (
                     local.equal(values[n], values[k]) and local.equal(slopes[n], slopes[k]))
-                    for k in range(len(m.args))):
+                    for k in range(len(args))):
                 chosen = a
                 break
         if chosen is None:
@@ -190,7 +193,8 @@ def derivative_at_a_kink(e, local):
         return None
     inner = e.expr
     d, p = e.variables[0], e.point[0]
-    if _variable(inner) != d or not any(isinstance(n, (sp.Min, sp.Max)) for n in sp.preorder_traversal(inner.expr)):
+    if _variable(inner) != d or not any(isinstance(n, (sp.Min, sp.Max, sp.Abs))
+                                        for n in sp.preorder_traversal(inner.expr)):
         return None
     resolved = resolve_kinks(inner.expr, d, p, local.under(depth=local.depth))
     if resolved is None or resolved == inner.expr:

@@ -160,7 +160,7 @@ def sum_telescopes(e, local, g):
 @rule("directed")
 def sums_swap(e, local):
     """Sum(Sum(f, (i, a, b)), (j, c, d)) = Sum(Sum(f, (j, c, d)), (i, a, b)) when a, b are free of j."""
-    if not (isinstance(e, sp.Sum) and isinstance(e.function, sp.Sum)):
+    if not isinstance(e, sp.Sum) or not isinstance(_parts(e)[0], sp.Sum):
         return None
     inner, j, c, dd = _parts(e)
     f, i, a, b = _parts(inner)
