@@ -140,7 +140,9 @@ def _check(e: sp.Basic, where: str) -> None:
         check(e.args[0], where)
         return
     elif isinstance(e, (Expectation, IidExpectation)):
-        pass
+        if e.args[0].has(sp.Piecewise):  # SymPy's Sum constructor folds a Piecewise out through E
+            raise KernelError(f"{where}: a Piecewise inside an expectation: its condition is on the random values, "
+                              "and SymPy moves it outside")
     elif isinstance(e, sp.Pow):
         if e.base is sp.E:
             raise KernelError(f"{where}: write exp(x), not E**x")
