@@ -79,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = {name: {"status": r.status.value, "scope": r.scope, "seconds": round(r.seconds, 3),
-                      "consistency": r.consistency,
-                      "steps": [{"rule": s.rule, "status": s.status.value, "route": s.route, "detail": s.detail,
-                                 "disagreement": s.disagreement} for s in r.steps],
+                      "consistency": r.consistency, "evaluator": r.evaluation, "rules": list(r.rules),
+                      "steps": [{"rule": s.rule, "status": s.status.value, "route": s.route, "detail": s.detail}
+                                for s in r.steps],
                       "obligations": [{"condition": o.condition, "reason": o.reason, "status": o.status.value,
                                        "route": o.route} for o in r.obligations]}
                for name, r in reports.items()}

@@ -42,7 +42,6 @@ class StepReport:
     seconds: float
     detail: str = ""
     route: str = ""
-    disagreement: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,6 @@ class ResultReport:
             route = f" by {s.route}" if s.route else ""
             lines.append(f"  step {s.index} [{s.rule}] {s.status.value}{route}: {s.detail} ({s.seconds:.2f} s)")
         return "\n".join(lines)
-
-    @property
-    def disagreements(self) -> list[StepReport]:
-        return [s for s in self.steps if s.disagreement]
 
 
 def rules_of(by) -> tuple:
