@@ -49,6 +49,8 @@ def check(e, where: str) -> None:
         return
     if not isinstance(e, sp.Basic):
         raise KernelError(f"{where}: {e!r} is not a SymPy expression")
+    if free_symbols(e) & set(_CANON.values()):  # they name bound variables: free, one would be captured
+        raise KernelError(f"{where}: a free canonical dummy (the kernel's name for a bound variable)")
     _check(e, where)
 
 
@@ -251,6 +253,8 @@ def _canon(e, depth: int, ranges: tuple, sink: list):
     e = sp.sympify(e)
     if not e.args:
         return e
+    if isinstance(e, (sp.Sum, sp.Product, SquareMatrix, sp.Lambda, sp.Derivative, sp.Subs)):
+        depth = max(depth, depth_of(e))  # a canonical dummy free here is never the name of a binder below
     if isinstance(e, (sp.Sum, sp.Product)):
         body, v, lo, hi = outermost(e)
         lo, hi = _canon(lo, depth, ranges, sink), _canon(hi, depth, ranges, sink)
