@@ -28,7 +28,7 @@ import sympy as sp
 from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.operators import Expectation, SquareMatrix  # noqa: F401 - re-exported
-from grpo_verify.proof.terms import canon, outermost
+from grpo_verify.proof.terms import canon, outermost, subst
 
 RULES: dict[str, "Rule"] = {}
 
@@ -153,7 +153,10 @@ def rebuild(e, new: dict):
     if isinstance(e, sp.Lambda):
         return sp.Lambda(e.variables, new.get(1, e.expr))
     if isinstance(e, sp.Subs):
-        return sp.Subs(new.get(0, e.expr), e.variables, tuple(new.get(2 + n, p) for n, p in enumerate(e.point)))
+        body, point = new.get(0, e.expr), tuple(new.get(2 + n, p) for n, p in enumerate(e.point))
+        if not isinstance(body, sp.Derivative):  # a value at the point: the substitution itself (SymPy would
+            return subst(body, dict(zip(e.variables, point)))  # flatten Subs(Subs(..)) into a simultaneous one)
+        return sp.Subs(body, e.variables, point)
     if isinstance(e, sp.Derivative):
         return sp.Derivative(new.get(0, e.expr), *e.variable_count)
     return rel.rebuilt(e, [new.get(n, a) for n, a in enumerate(e.args)])
