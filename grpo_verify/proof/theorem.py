@@ -18,6 +18,7 @@ subset of) its hypotheses. Nothing is decided by evaluating sums, derivatives or
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
@@ -285,16 +286,21 @@ def _rewrite(e, eq: Cited, local: R.Local):
     return R.rebuild(e, changed) if changed else e
 
 
+@lru_cache(maxsize=4096)
+def _at_depth(term, depth: int):
+    return canon(term, depth)
+
+
 def _rewrite_here(e, eq: Cited, local):
-    lhs = canon(eq.lhs, local.depth)  # binders named for this depth: no clash with the free outer ones
+    lhs = _at_depth(eq.lhs, local.depth)  # binders named for this depth: no clash with the free outer ones
     if not eq.pattern:
         if e == lhs:
-            return canon(eq.rhs, local.depth)
+            return _at_depth(eq.rhs, local.depth)
         if type(e) is type(lhs) and isinstance(e, (sp.Add, sp.Mul)) and all(p in e.args for p in lhs.args):
             rest = list(e.args)
             for p in lhs.args:
                 rest.remove(p)
-            return e.func(*rest, canon(eq.rhs, local.depth))
+            return e.func(*rest, _at_depth(eq.rhs, local.depth))
         return None
     wild = {v: sp.Wild(f"w{n}") for n, v in enumerate(eq.pattern)}
     try:

@@ -172,6 +172,14 @@ def normalize(e, local: Local, rules=None, _depth: int = 0):
         return e
     if _depth > _LIMIT:
         raise RecursionError("a normal rule did not terminate")
+    memo = local.ctx.__dict__.setdefault("_normal", {})  # per context: side conditions depend on it
+    key = (e, tuple(rules), local.ranges, local.hidden, local.depth, local.facts)
+    if key not in memo:
+        memo[key] = _normalized(e, local, rules, _depth)
+    return memo[key]
+
+
+def _normalized(e, local: Local, rules, _depth: int):
     new = {}
     for n, a, inner in children(e, local):
         b = normalize(a, inner, rules, _depth + 1) if isinstance(a, sp.Basic) else a
