@@ -80,6 +80,11 @@ def ring_zero(e) -> bool:
     """Whether ``e`` is 0 as a rational function of its atoms (see the module docstring)."""
     table, roots = {}, {}
     x = _atomize(sp.sympify(e), table, roots)
+    if x.is_Rational:
+        return x == 0
+    if not roots:  # SymPy's sparse rational-function field over Q: exact, and much faster than cancel
+        field, *_gens = sp.polys.fields.field(sorted(x.free_symbols, key=str), sp.QQ)
+        return field.from_expr(x) == 0
     numerator, _ = sp.fraction(sp.cancel(sp.together(x)))
     numerator = sp.expand(numerator)
     for a, (base, q) in roots.items():  # a**q = base
