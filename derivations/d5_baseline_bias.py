@@ -23,6 +23,7 @@ vector, so no two-action counterexample exists.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import sympy as sp
@@ -30,6 +31,7 @@ import sympy as sp
 from .d4_zero_sum import (binary_advantages, binary_population_std_advantages_closed_form,
                           binary_sample_std_advantages_closed_form, k)
 from .notation import R, eps, g, group_mean, i, j, r
+from grpo_verify.evaluation import Distribution
 from grpo_verify.proof import Assumption, Expectation, Remark, Result, Step, as_written, computation, rules
 
 # == expectation algebra ==========================================================================
@@ -58,6 +60,13 @@ SCORE_FUNCTION = Assumption("each rollout is distributed as $\\pi_\\theta$, so $
 # R >= 2 and i <= R say where the identities are meant; R = i + n with n >= 0 already gives i <= R
 EXPECTATION_ALGEBRA = (GROUP.as_context(), INDEX.as_context(), SIFT, INDEPENDENCE, MEAN_ZERO_SCORE, SCORE_FUNCTION)
 
+
+def rollout_model(sizes: dict) -> dict:
+    """A model hint: i.i.d. rollouts, each with reward 1 and score 1 or reward 0 and score -1 (probability 1/2
+    each, so the score has mean zero), as many as the group size the evaluator picked (3 by default)."""
+    return {Ex: Distribution([(sp.Rational(1, 2), {r: 1, g: 1}), (sp.Rational(1, 2), {r: 0, g: -1})],
+                             rollouts=int(sizes.get(R, 3)))}
+
 group_baseline_gradient_is_shrunk_by_R_minus_1_over_R = Result(
     name="group_baseline_gradient_is_shrunk_by_R_minus_1_over_R",
     doc="With the group-mean baseline $E[(r_i - \\bar r) g_i] = \\frac{R-1}{R} \\nabla J$ for every rollout $i$.",
@@ -66,19 +75,23 @@ group_baseline_gradient_is_shrunk_by_R_minus_1_over_R = Result(
     assumptions=EXPECTATION_ALGEBRA,
     steps=(
         Step(E_diag - sp.Sum(Ex(r[j] * g[i]), (j, 1, R)) / R, "linearity of expectation",
-             "Expand the product and exchange $E$ with the finite sum over $j$."),
+             "Expand the product and exchange $E$ with the finite sum over $j$.",
+             by=(rules.expectation_linearity, rules.sum_linearity)),
         Step(E_diag - (sp.Sum(Ex(r[j] * g[i]) * delta, (j, 1, R)) + others) / R, "split the sum at $j = i$",
-             "$1 = \\delta_{ij} + (1 - \\delta_{ij})$ inside the sum."),
+             "$1 = \\delta_{ij} + (1 - \\delta_{ij})$ inside the sum.", by=(rules.sum_linearity,)),
         Step(E_diag - (E_diag + others) / R, "sifting property of $\\delta_{ij}$",
-             "$1 \\le i \\le R$, so exactly one term survives.", using=(SIFT,)),
+             "$1 \\le i \\le R$, so exactly one term survives.", using=(SIFT,),
+             by=(rules.sum_of_a_delta, rules.sum_linearity)),
         Step(E_diag - (E_diag + others_factored) / R, "independence of different rollouts",
              "For $j \\ne i$ the rollouts $o_j$ and $o_i$ are independent: $E[r_j g_i] = E[r_j] E[g_i]$.",
              using=(INDEPENDENCE,)),
-        Step(E_diag - E_diag / R, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
+        Step(E_diag - E_diag / R, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,),
+             by=(rules.sum_linearity,)),
         Step((R - 1) / R * G, "score-function identity",
              "$E[r_i g_i] = E[r g] = \\nabla J$ since each rollout is distributed as $\\pi_\\theta$ (D1).",
              using=(SCORE_FUNCTION,)),
     ),
+    model=rollout_model,
 )
 
 leave_one_out_sum = sp.Sum(r[j], (j, 1, R)) - r[i]  # sum over j != i of r_j
@@ -91,16 +104,21 @@ leave_one_out_baseline_is_unbiased = Result(
     assumptions=(GROUP, *EXPECTATION_ALGEBRA[1:]),  # R >= 2: the leave-one-out mean divides by R - 1
     steps=(
         Step(E_diag - (sp.Sum(Ex(r[j] * g[i]), (j, 1, R)) - E_diag) / (R - 1), "linearity of expectation",
-             "Expand the product and exchange $E$ with the finite sum over $j$."),
+             "Expand the product and exchange $E$ with the finite sum over $j$.",
+             by=(rules.expectation_linearity, rules.sum_linearity)),
         Step(E_diag - (sp.Sum(Ex(r[j] * g[i]) * delta, (j, 1, R)) + others - E_diag) / (R - 1),
-             "split the sum at $j = i$", "$1 = \\delta_{ij} + (1 - \\delta_{ij})$ inside the sum."),
+             "split the sum at $j = i$", "$1 = \\delta_{ij} + (1 - \\delta_{ij})$ inside the sum.",
+             by=(rules.sum_linearity,)),
         Step(E_diag - others / (R - 1), "sifting property of $\\delta_{ij}$",
-             "$1 \\le i \\le R$, so the $j = i$ term cancels the subtracted $E[r_i g_i]$.", using=(SIFT,)),
+             "$1 \\le i \\le R$, so the $j = i$ term cancels the subtracted $E[r_i g_i]$.", using=(SIFT,),
+             by=(rules.sum_of_a_delta, rules.sum_linearity)),
         Step(E_diag - others_factored / (R - 1), "independence of different rollouts",
              "$E[r_j g_i] = E[r_j] E[g_i]$ for $j \\ne i$.", using=(INDEPENDENCE,)),
-        Step(E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
+        Step(E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,),
+             by=(rules.sum_linearity,)),
         Step(G, "score-function identity", "$E[r_i g_i] = \\nabla J$ (D1).", using=(SCORE_FUNCTION,)),
     ),
+    model=rollout_model,
 )
 
 group_centred_reward_is_scaled_leave_one_out_reward = Result(
@@ -125,6 +143,7 @@ no_std_group_estimator_is_scaled_rloo_estimator = Result(
     rule="sums split, constants pulled out",
     why="Both sides are $\\frac{1}{R} \\sum_i r_i g_i - \\frac{1}{R^2} (\\sum_j r_j)(\\sum_i g_i)$: the previous result, "
         "term by term.",
+    by=(rules.sum_linearity,),
 )
 
 # == exact verification on a finite model =========================================================
@@ -205,8 +224,11 @@ function_on_zero_one_is_affine = Result(
     rule="evaluate at both points", why="Both sides agree at $x = 0$ and at $x = 1$.",
 )
 
-BINARY_REWARD = Assumption("$r_i \\in \\{0, 1\\}$, so $h(r_i) = h(0) + (h(1) - h(0)) r_i$ "
-                           "(function_on_zero_one_is_affine)", equation=(h(r[i]), h(0) + (h(1) - h(0)) * r[i]))
+# The reward is binary in every outcome, so h(r_i) = h(0) + (h(1) - h(0)) r_i holds inside the expectation (the
+# kernel's expectation binds r_i: an equation about the sampled value outside it does not reach the outcomes).
+BINARY_REWARD = Assumption("$r_i \\in \\{0, 1\\}$ in every outcome, so $h(r_i) = h(0) + (h(1) - h(0)) r_i$ there "
+                           "(function_on_zero_one_is_affine) and $E[g_i h(r_i)] = E[g_i (h(0) + (h(1) - h(0)) r_i)]$",
+                           equation=(Ex(g[i] * h(r[i])), Ex(g[i] * (h(0) + (h(1) - h(0)) * r[i]))))
 
 binary_reward_scaled_gradient_is_rescaled_policy_gradient = Result(
     name="binary_reward_scaled_gradient_is_rescaled_policy_gradient",
@@ -220,11 +242,12 @@ binary_reward_scaled_gradient_is_rescaled_policy_gradient = Result(
         Step(Ex(g[i] * (h(0) + (h(1) - h(0)) * r[i])), "function_on_zero_one_is_affine",
              "$r_i$ takes only the values 0 and 1.", using=(BINARY_REWARD,)),
         Step(h(0) * Ex(g[i]) + (h(1) - h(0)) * E_diag, "linearity of expectation",
-             "$h(0)$ and $h(1)$ are numbers."),
+             "$h(0)$ and $h(1)$ are numbers.", by=(rules.expectation_linearity,)),
         Step((h(1) - h(0)) * E_diag, "the score has mean zero", "$E[g_i] = 0$ (D1).", using=(MEAN_ZERO_SCORE,)),
         Step((h(1) - h(0)) * G, "score-function identity", "$E[r_i g_i] = \\nabla J$ (D1).",
              using=(SCORE_FUNCTION,)),
     ),
+    model=lambda sizes: rollout_model({R: max(3, int(sizes.get(i, 1)))}),
 )
 
 p = sp.Symbol("p", real=True)  # success probability
@@ -302,6 +325,7 @@ c_R_sample_std_closed_forms = Result(
     rule="binomial average of $a_+(j+1) - a_-(j)$",
     why="$h(1) = \\sum_j P(j) a_+(j+1)$ and $h(0) = \\sum_j P(j) a_-(j)$, $j \\sim \\mathrm{Bin}(R-1, p)$, "
         "degenerate groups contributing 0.",
+    model={p: sp.Rational(1, 3)},
 )
 
 UNIT_PROBABILITY = Assumption("$p \\in [0, 1]$ is the success probability", domain=(p, sp.Interval(0, 1)))
@@ -321,6 +345,7 @@ def _c_R_positive(size: int, every_real_p: bool) -> Result:
         assumptions=(UNIT_PROBABILITY.as_context() if every_real_p else UNIT_PROBABILITY,),
         rule="sign of a polynomial on [0, 1]", why="The closed form above, a polynomial in $p$"
         + (" (positive for every real $p$)." if every_real_p else "."),
+        model={p: sp.Rational(1, 3)},
     )
 
 
@@ -351,6 +376,7 @@ def _c_R_positive_for_every_R(scale: str) -> Result:
         rule="sign of each term",
         why="Every term is a product of a positive binomial weight and a positive advantage magnitude, "
             "and the range $0 \\le j \\le R - 2$ is not empty for $R \\ge 2$.",
+        by=(rules.sum_of_signed_terms,),
     )
 
 
@@ -364,12 +390,13 @@ c_R_population_std_closed_forms = Result(
     rhs=sp.ImmutableMatrix([[C_POPULATION[size] for size in (2, 4, 8)]]),
     assumptions=(PROBABILITY,),
     rule="binomial average of $a_+(j+1) - a_-(j)$", why="As for the sample std, with $\\sigma$ in place of $s$.",
+    model={p: sp.Rational(1, 3)},
 )
 
 c_R_sample_std_at_one_half = Result(
     name="c_R_sample_std_at_one_half",
     doc="At $p = 1/2$ the sample-std factors $c_2, c_4, c_8$ are the numbers on the right.",
-    lhs=sp.ImmutableMatrix([[C_SAMPLE[size].subs(p, sp.Rational(1, 2)) for size in (2, 4, 8)]]),
+    lhs=sp.ImmutableMatrix([[sp.Subs(C_SAMPLE[size], p, sp.Rational(1, 2)) for size in (2, 4, 8)]]),
     rhs=sp.ImmutableMatrix([[C_SAMPLE_AT_HALF[size] for size in (2, 4, 8)]]),
     rule="evaluation", why="Substitute $p = 1/2$.",
 )
@@ -422,7 +449,7 @@ sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
     doc="On a three-outcome binary-reward model, enumerating all tuples gives $E[A_1 g_1] = c_R(p) \\nabla J$ "
         "exactly for $R = 2, 3, 4$ (sample std, symbolic $\\epsilon$).",
     lhs=_sample_lhs, rhs=_sample_rhs,
-    assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE),
+    assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE), model={q1: sp.Rational(1, 4), q2: sp.Rational(1, 3)},
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
 )
 
@@ -431,7 +458,7 @@ population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
     name="population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
     doc="The same with the population std: $E[A_1 g_1] = c_R(p) \\nabla J$ exactly for $R = 2, 3$.",
     lhs=_pop_lhs, rhs=_pop_rhs,
-    assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE),
+    assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE), model={q1: sp.Rational(1, 4), q2: sp.Rational(1, 3)},
     rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
 )
 
@@ -471,6 +498,28 @@ SCORE_OF_ROLLOUT_1 = (Assumption("$E[g_1] = 0$ (D1)", equation=(Ex(g[1]), sp.Int
                       Assumption("$E[r_1 g_1] = \\nabla J$ (D1)", equation=(Ex(r[1] * g[1]), G)))
 
 
+def _binary_rollouts_model(scale: str):
+    """A model hint: R i.i.d. rollouts, a success (reward 1, score 2) with probability 1/3 and a failure (reward 0,
+    score -1) otherwise, so the score has mean zero; U and W the closed-form advantages at that R at the counts
+    S = 0..R-1 the other rollouts can have (and 0 elsewhere: a model's function is defined everywhere)."""
+    plus, minus = CLOSED_FORM_ADVANTAGES[scale].rhs
+    s_ = sp.Dummy("s", real=True)
+
+    def table(advantage, size: int) -> sp.Lambda:
+        return sp.Lambda(s_, sp.Piecewise(*[(advantage(count, size), sp.Eq(s_, count)) for count in range(size)],
+                                          (0, True)))
+
+    @functools.cache
+    def at_size(size: int) -> dict:
+        third = sp.Rational(1, 3)
+        return {p: third,
+                U: table(lambda count, n_: plus.subs({k: count + 1, R: n_}, simultaneous=True), size),
+                W: table(lambda count, n_: minus.subs({k: count, R: n_}, simultaneous=True), size),
+                Ex: Distribution([(third, {r: 1, g: 2}), (1 - third, {r: 0, g: -1})], rollouts=size)}
+
+    return lambda sizes: dict(at_size(int(sizes.get(R, 3))))
+
+
 def _std_scaled_gradient_for_every_R(scale: str) -> Result:
     plus, minus = CLOSED_FORM_ADVANTAGES[scale].rhs
     law_u = _law_of_others(U, plus.subs(k, jj + 1), 0, R - 2, scale)
@@ -483,11 +532,13 @@ def _std_scaled_gradient_for_every_R(scale: str) -> Result:
             "explicit: rollout 1 is independent of $S$, and $S \\sim \\mathrm{Bin}(R-1, p)$.",
         lhs=Ex(advantage_of_rollout_1 * g[1]),
         rhs=c_R(p, R, scale=scale) * G,
-        assumptions=(GROUP.as_context(), SUCCESS_PROBABILITY_INSIDE, law_u, law_w, *ROLLOUT_1_INDEPENDENT_OF_OTHERS,
-                     *SCORE_OF_ROLLOUT_1),
+        # 0 < p < 1 says where the law of S is meant; the proof only uses the stated law
+        assumptions=(GROUP.as_context(), SUCCESS_PROBABILITY_INSIDE.as_context(), law_u, law_w,
+                     *ROLLOUT_1_INDEPENDENT_OF_OTHERS, *SCORE_OF_ROLLOUT_1),
         steps=(
             Step(Ex(g[1] * r[1] * U(others_successes)) + Ex(g[1] * W(others_successes))
-                 - Ex(g[1] * r[1] * W(others_successes)), "linearity of expectation"),
+                 - Ex(g[1] * r[1] * W(others_successes)), "linearity of expectation",
+                 by=(rules.expectation_linearity,)),
             Step(Ex(g[1] * r[1]) * Ex(U(others_successes)) + Ex(g[1]) * Ex(W(others_successes))
                  - Ex(g[1] * r[1]) * Ex(W(others_successes)), "independence of rollout 1 and the others",
                  using=ROLLOUT_1_INDEPENDENT_OF_OTHERS),
@@ -496,6 +547,7 @@ def _std_scaled_gradient_for_every_R(scale: str) -> Result:
             Step(c_R(p, R, scale=scale) * G, "the law of $S$", "$h(1) = E[a_+(S + 1)]$ and $h(0) = E[a_-(S)]$.",
                  using=(law_u, law_w)),
         ),
+        model=_binary_rollouts_model(scale),
     )
 
 
@@ -508,37 +560,67 @@ th = sp.symbols("theta_1:4", real=True)
 _exp = [sp.exp(t_) for t_ in th]
 softmax3 = [e_ / sum(_exp) for e_ in _exp]
 LOGITS = {th[0]: sp.log(3), th[1]: sp.log(2), th[2]: sp.Integer(0)}  # pi = (1/2, 1/3, 1/6)
-pi_cx = [sp.simplify(pa.subs(LOGITS)) for pa in softmax3]
-score_cx = [[sp.simplify(sp.diff(sp.log(softmax3[a]), th[b]).subs(LOGITS)) for b in range(3)] for a in range(3)]
+# the probabilities at the logits, 1/2, 1/3, 1/6: closed numbers (exp(log 3) = 3, ...), evaluated exactly on
+# construction as the kernel would
+pi_cx = [pa.subs(LOGITS) for pa in softmax3]
 rewards_cx = [sp.Integer(1), sp.Rational(1, 2), sp.Integer(0)]
 
 
-def _enumerated_scaled_gradient(size: int) -> sp.ImmutableMatrix:
-    """$E[A_1 g_1]$ as the raw sum over all $3^R$ outcome tuples (not simplified)."""
+LOGIT_VALUES = tuple(LOGITS[t_] for t_ in th)
+# the score d log pi_a / d theta_b at a general theta, unevaluated: the statements below take it at the logits
+# (at_logits) and hand it to the kernel's differentiation rules
+SCORE = [[sp.Derivative(sp.log(softmax3[a]), th[b]) for b in range(3)] for a in range(3)]
+
+
+def at_logits(e):
+    """``e`` (an expression in theta, or a matrix of them) at theta = (log 3, log 2, 0), written as a Subs: the
+    kernel substitutes after it differentiates (and SymPy's evalf of it differentiates first)."""
+    if isinstance(e, sp.MatrixBase):
+        return sp.ImmutableMatrix(e.rows, e.cols, [at_logits(x_) for x_ in e])
+    return sp.Subs(e, th, LOGIT_VALUES)
+
+
+# the same scores evaluated (SymPy differentiates), for the tests' numerical comparisons only
+score_cx = [[sp.simplify(sp.diff(sp.log(softmax3[a]), th[b]).subs(LOGITS)) for b in range(3)] for a in range(3)]
+
+
+def _enumerated_scaled_gradient(size: int, scores=None, probs=None) -> sp.ImmutableMatrix:
+    """$E[A_1 g_1]$ as the raw sum over all $3^R$ outcome tuples (not simplified); ``scores`` (default: the
+    unevaluated derivatives, at a general theta) gives each action's score vector, ``probs`` its probability."""
+    scores = SCORE if scores is None else scores
+    probs = pi_cx if probs is None else probs
+
     def body(o):
-        return sp.Matrix(score_cx[o[0]]) * group_advantages([rewards_cx[a] for a in o], "sample")[0]
+        return sp.Matrix(scores[o[0]]) * group_advantages([rewards_cx[a] for a in o], "sample")[0]
     total = sp.zeros(3, 1)
     for o in itertools.product(range(3), repeat=size):
-        total += sp.Mul(*[pi_cx[a] for a in o]) * body(o)
+        total += sp.Mul(*[probs[a] for a in o]) * body(o)
     return sp.ImmutableMatrix(total)
 
 
+def _policy_gradient(scores, probs=pi_cx) -> sp.ImmutableMatrix:
+    return sp.ImmutableMatrix([sum(probs[a] * rewards_cx[a] * scores[a][b] for a in range(3)) for b in range(3)])
+
+
 def _scaled_gradient_vector(size: int) -> sp.ImmutableMatrix:
-    return sp.ImmutableMatrix(_enumerated_scaled_gradient(size).applyfunc(sp.radsimp))
+    return sp.ImmutableMatrix(_enumerated_scaled_gradient(size, score_cx, pi_cx).applyfunc(sp.radsimp))
 
 
-grad_J_cx = sp.ImmutableMatrix([sum(pi_cx[a] * rewards_cx[a] * score_cx[a][b] for a in range(3)) for b in range(3)])
+# exact vectors for the tests (SymPy's evaluation, not a checked statement)
+grad_J_cx = _policy_gradient(score_cx, pi_cx)
 scaled_cx = {size: _scaled_gradient_vector(size) for size in (2, 3)}
 CX = Assumption("softmax bandit with logits $\\theta = (\\log 3, \\log 2, 0)$, so $\\pi = (1/2, 1/3, 1/6)$, "
-                "rewards $(1, 1/2, 0)$, score $e_a - \\pi$, sample std, $\\epsilon = 0$")
+                "rewards $(1, 1/2, 0)$, score $\\nabla_\\theta \\log \\pi_a$ (which is $e_a - \\pi$), sample std, "
+                "$\\epsilon = 0$")
 
 three_action_policy_gradient_is_explicit = Result(
     name="three_action_policy_gradient_is_explicit",
     doc="In the three-action bandit, $\\nabla J = (1/6, -1/18, -1/9)$.",
-    lhs=as_written(lambda: sp.ImmutableMatrix([sum(pi_cx[a] * rewards_cx[a] * score_cx[a][b] for a in range(3))
-                                               for b in range(3)])),
+    lhs=at_logits(as_written(lambda: sp.ImmutableMatrix([sum(pi_cx[a] * rewards_cx[a] * SCORE[a][b]
+                                                             for a in range(3)) for b in range(3)]))),
     rhs=sp.ImmutableMatrix([sp.Rational(1, 6), -sp.Rational(1, 18), -sp.Rational(1, 9)]),
-    assumptions=(CX,), rule="$\\nabla J = \\sum_a \\pi_a r_a (e_a - \\pi)$", why="Exact sum over three actions.",
+    assumptions=(CX,), rule="$\\nabla J = \\sum_a \\pi_a r_a \\nabla_\\theta \\log \\pi_a$",
+    why="Differentiate the log-softmax at the logits; an exact sum over three actions.", by=rules.DIFFERENTIATION,
 )
 
 three_reward_scaled_gradient_is_explicit = Result(
@@ -548,12 +630,14 @@ three_reward_scaled_gradient_is_explicit = Result(
         "enumerating all $3^R$ tuples.",
     # the enumeration runs when the result is checked, not when the module is imported
     lhs=computation("EnumeratedScaledGradient", r"\left(E_{\mathrm{enum}}[A_1 g_1]\right)_{R = 2, 3}",
-                    lambda: sp.ImmutableMatrix.hstack(_enumerated_scaled_gradient(2),
-                                                      _enumerated_scaled_gradient(3)))(),
+                    lambda: at_logits(sp.ImmutableMatrix.hstack(_enumerated_scaled_gradient(2),
+                                                                _enumerated_scaled_gradient(3))))(),
     rhs=sp.ImmutableMatrix([[sp.sqrt(2) / 8, sp.Rational(1, 18) + 7 * sp.sqrt(3) / 54],
                             [-sp.sqrt(2) / 18, -2 * sp.sqrt(3) / 27],
                             [-5 * sp.sqrt(2) / 72, -sp.sqrt(3) / 18 - sp.Rational(1, 18)]]),
-    assumptions=(CX,), rule="enumeration of all outcome tuples", why="A finite expectation is a finite weighted sum.",
+    assumptions=(CX,), rule="enumeration of all outcome tuples",
+    why="A finite expectation is a finite weighted sum; the scores are the derivatives of the log-softmax.",
+    by=rules.DIFFERENTIATION,
 )
 
 
@@ -565,21 +649,24 @@ three_reward_scaled_gradient_is_not_parallel_R2 = Result(
     name="three_reward_scaled_gradient_is_not_parallel_R2",
     doc="With rewards $(1, 1/2, 0)$ and $R = 2$, $E[A_1 g_1]$ is not a multiple of $\\nabla J$: the minor "
         "$u_1 v_2 - u_2 v_1$ of the two vectors is nonzero.",
-    lhs=_minor(scaled_cx[2], grad_J_cx), rhs=sp.Integer(0), relation="!=",
-    assumptions=(CX,), rule="exact evaluation of the minor", why="Both vectors are exact algebraic numbers.",
+    lhs=at_logits(_minor(_enumerated_scaled_gradient(2), _policy_gradient(SCORE))), rhs=sp.Integer(0), relation="!=",
+    assumptions=(CX,), rule="exact evaluation of the minor",
+    why="Both vectors are exact algebraic numbers once the scores are differentiated.", by=rules.DIFFERENTIATION,
 )
 
 three_reward_scaled_gradient_is_not_parallel_R3 = Result(
     name="three_reward_scaled_gradient_is_not_parallel_R3",
     doc="The same for $R = 3$: the minor $u_1 v_2 - u_2 v_1$ is nonzero.",
-    lhs=_minor(scaled_cx[3], grad_J_cx), rhs=sp.Integer(0), relation="!=",
-    assumptions=(CX,), rule="exact evaluation of the minor", why="Both vectors are exact algebraic numbers.",
+    lhs=at_logits(_minor(_enumerated_scaled_gradient(3), _policy_gradient(SCORE))), rhs=sp.Integer(0), relation="!=",
+    assumptions=(CX,), rule="exact evaluation of the minor",
+    why="Both vectors are exact algebraic numbers once the scores are differentiated.", by=rules.DIFFERENTIATION,
 )
 
 # == two actions: always parallel =================================================================
 s1, s2 = sp.symbols("theta_1 theta_2", real=True)
 _pi2 = [sp.exp(s1) / (sp.exp(s1) + sp.exp(s2)), sp.exp(s2) / (sp.exp(s1) + sp.exp(s2))]
-_score2 = [sp.ImmutableMatrix([sp.diff(sp.log(pa), s_) for s_ in (s1, s2)]) for pa in _pi2]
+# the score vectors, as unevaluated derivatives of the log-softmax (the kernel's rules differentiate)
+_score2 = [sp.ImmutableMatrix([sp.Derivative(sp.log(pa), s_) for s_ in (s1, s2)]) for pa in _pi2]
 f1, f2 = sp.symbols("f_1 f_2", real=True)
 
 two_action_scores_are_dependent = Result(
@@ -587,7 +674,7 @@ two_action_scores_are_dependent = Result(
     doc="With two softmax actions, $\\pi_1 g_1 + \\pi_2 g_2 = 0$ (score vectors in $\\mathbb{R}^2$).",
     lhs=_pi2[0] * _score2[0] + _pi2[1] * _score2[1], rhs=sp.ImmutableMatrix([0, 0]),
     assumptions=(Assumption("logits $\\theta_1, \\theta_2$ real, $\\pi = \\mathrm{softmax}(\\theta)$"),),
-    rule="differentiate the log-softmax", why="The score has mean zero.",
+    rule="differentiate the log-softmax", why="The score has mean zero.", by=rules.DIFFERENTIATION,
 )
 
 two_action_expectations_are_multiples_of_one_vector = Result(
@@ -596,7 +683,8 @@ two_action_expectations_are_multiples_of_one_vector = Result(
         "so $E[A_1 g_1]$ and $\\nabla J$ are always parallel.",
     lhs=_pi2[0] * f1 * _score2[0] + _pi2[1] * f2 * _score2[1], rhs=_pi2[0] * (f1 - f2) * _score2[0],
     assumptions=(Assumption("logits $\\theta_1, \\theta_2$ real, $f$ any function of the action"),),
-    rule="two_action_scores_are_dependent", why="Substitute $\\pi_2 g_2 = -\\pi_1 g_1$.",
+    rule="two_action_scores_are_dependent", why="Substitute $\\pi_2 g_2 = -\\pi_1 g_1$ (differentiate both scores).",
+    by=rules.DIFFERENTIATION,
 )
 
 why_three_reward_values = Remark(

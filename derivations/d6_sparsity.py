@@ -28,7 +28,7 @@ from . import d5_baseline_bias as d5
 from .d4_zero_sum import v
 from .d5_baseline_bias import Ex, G
 from .notation import R, g, group_mean, i, j, r
-from grpo_verify.proof import Assumption, as_written, Induction, Remark, Result, Step
+from grpo_verify.proof import Assumption, as_written, Induction, Remark, Result, Step, rules
 
 p = sp.Symbol("p", real=True)  # success probability
 u = sp.Symbol("u", real=True)  # p = 1/2 + u
@@ -58,6 +58,7 @@ all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R = Result(
     rhs=zero_gradient_probability(),
     assumptions=(GROUP_SETTING, PROBABILITY),
     rule="independence of the rollouts", why="The probability of $R$ independent events is the product.",
+    by=(rules.product_of_a_constant,),
 )
 
 
@@ -77,6 +78,7 @@ all_rewards_equal_probability_by_enumeration = Result(
     rhs=sp.ImmutableMatrix([zero_gradient_probability(p, size) for size in range(2, 7)]),
     assumptions=(PROBABILITY,),
     rule="enumeration of all $2^R$ reward vectors", why="Only the two constant vectors count.",
+    model={p: sp.Rational(1, 3)},
 )
 
 zero_gradient_probability_at_one_half_is_two_pow_one_minus_R = Result(
@@ -85,7 +87,7 @@ zero_gradient_probability_at_one_half_is_two_pow_one_minus_R = Result(
     lhs=zero_gradient_probability(sp.Rational(1, 2)),
     rhs=2 ** (1 - R),
     assumptions=(GROUP_SETTING,),
-    rule="powers of 1/2", why="$2 \\cdot 2^{-R} = 2^{1-R}$.",
+    rule="powers of 1/2", why="$2 \\cdot 2^{-R} = 2^{1-R}$.", by=(rules.exponent_sum_splits,),
 )
 
 zero_gradient_probability_is_symmetric_about_one_half = Result(
@@ -115,6 +117,7 @@ tangent_line_lies_below_an_integer_power = Result(
     why="At $n = 0$ both sides are $c$. From $n$ to $n + 1$: $c\\, x^{n+1} = x \\cdot c\\, x^n \\ge "
         "x c^n (c + n (x - c))$ as $x \\ge 0$, and $x c^n (c + n (x - c)) - c^{n+1} (c + (n + 1)(x - c)) = "
         "n c^n (x - c)^2 \\ge 0$.",
+    by=(rules.exponent_sum_splits,),
 )
 
 PROBABILITY_NEEDED = Assumption("$p \\in [0, 1]$", domain=(p, sp.Interval(0, 1)))
@@ -134,7 +137,7 @@ zero_gradient_probability_is_at_least_two_pow_one_minus_R = Result(
              using=(tangent_line_lies_below_an_integer_power.at({x: p, c: sp.Rational(1, 2), n: R}),
                     tangent_line_lies_below_an_integer_power.at({x: 1 - p, c: sp.Rational(1, 2), n: R}))),
         Step(2 * 2 ** (-R), "arithmetic", "The two tangent terms in $p$ cancel."),
-        Step(2 ** (1 - R), "powers of 2"),
+        Step(2 ** (1 - R), "powers of 2", by=(rules.exponent_sum_splits,)),
     ),
 )
 
@@ -149,9 +152,10 @@ zero_gradient_probability_increases_away_from_one_half = Result(
     assumptions=(GROUP_SETTING, HALF_INTERVAL),  # x -> x^(R-1) does not decrease for every R >= 1
     steps=(
         Step(R * ((sp.Rational(1, 2) + u) ** (R - 1) - (sp.Rational(1, 2) - u) ** (R - 1)), "power rule",
-             "Differentiate both terms."),
+             "Differentiate both terms.", by=rules.DIFFERENTIATION),
         Step(sp.Integer(0), "monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
-             "$1/2 + u \\ge 1/2 - u \\ge 0$ there and $R - 1 \\ge 0$ (true for every $R \\ge 1$).", relation=">="),
+             "$1/2 + u \\ge 1/2 - u \\ge 0$ there and $R - 1 \\ge 0$ (true for every $R \\ge 1$).", relation=">=",
+             by=(rules.power_is_monotone,)),
     ),
 )
 
@@ -164,9 +168,9 @@ zero_gradient_probability_slope_is_positive_above_half = Result(
     relation=">",
     assumptions=(GROUP, SLOPE_INTERVAL),
     steps=(
-        Step(zero_gradient_probability_slope(), "power rule", "Differentiate both terms."),
+        Step(zero_gradient_probability_slope(), "power rule", "Differentiate both terms.", by=rules.DIFFERENTIATION),
         Step(sp.Integer(0), "strict monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
-             "$p > 1 - p \\ge 0$ on $(1/2, 1]$ and $R - 1 \\ge 1$.", relation=">"),
+             "$p > 1 - p \\ge 0$ on $(1/2, 1]$ and $R - 1 \\ge 1$.", relation=">", by=(rules.power_is_monotone,)),
     ),
 )
 
@@ -181,7 +185,7 @@ degenerate_group_contributes_zero_gradient = Result(
     steps=(
         Step(sp.Sum(0 / c * g[i], (i, 1, R)), "degenerate_group_has_zero_centred_rewards",
              "Every centred reward is 0 (D4).", using=(d4.degenerate_group_has_zero_centred_rewards,)),
-        Step(sp.Integer(0), "sum of zeros"),
+        Step(sp.Integer(0), "sum of zeros", by=(rules.sum_of_a_constant,)),
     ),
 )
 
@@ -191,6 +195,19 @@ _term = Ex((r[i] - group_mean()) * g[i])
 EXCHANGEABLE = Assumption("the rollouts are exchangeable: every term $E[(r_i - \\bar r) g_i]$, $1 \\le i \\le R$, is "
                           "the same, so their sum is $R$ times one of them",
                           equation=(sp.Sum(_term, (i, 1, R)), R * _term))
+
+
+def _update_model(sizes: dict) -> dict:
+    """A model hint: D5's i.i.d. rollouts (reward 1 and score 1, or reward 0 and score -1), as many as the group
+    size; the rollout i is the last one when the evaluator picks R, and i = 1 when it picks n (R = i + n)."""
+    if R in sizes:
+        size, extra = int(sizes[R]), {i: sizes[R]}
+    elif i in sizes:
+        size, extra = int(sizes[i]), {d5.n: 0}
+    else:
+        size, extra = int(sizes.get(d5.n, 2)) + 1, {i: 1}
+    return {**d5.rollout_model({R: size}), **extra}
+
 
 no_std_update_direction_is_R_minus_1_over_R_times_gradient = Result(
     name="no_std_update_direction_is_R_minus_1_over_R_times_gradient",
@@ -202,13 +219,15 @@ no_std_update_direction_is_R_minus_1_over_R_times_gradient = Result(
     # D5's 1 <= i <= R follows from R = i + n, n >= 0
     assumptions=(GROUP, EXCHANGEABLE, d5.SIFT, d5.INDEPENDENCE, d5.MEAN_ZERO_SCORE, d5.SCORE_FUNCTION),
     steps=(
-        Step(sp.Sum(_term, (i, 1, R)) / R, "linearity of expectation", "Exchange $E$ and the finite sum."),
+        Step(sp.Sum(_term, (i, 1, R)) / R, "linearity of expectation", "Exchange $E$ and the finite sum.",
+             by=(rules.expectation_linearity, rules.sum_linearity)),
         Step(_term, "exchangeability of the rollouts",
              "The rollouts are i.i.d., so every term $E[(r_i - \\bar r) g_i]$ is the same.",
              using=(EXCHANGEABLE,)),
         Step((R - 1) / R * G, "group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", "D5.",
              using=(d5.group_baseline_gradient_is_shrunk_by_R_minus_1_over_R,)),
     ),
+    model=_update_model,
 )
 
 # -- the three-action softmax bandit, symbolic logits ---------------------------------------------
@@ -222,7 +241,8 @@ def softmax(logits) -> list[sp.Expr]:
 
 
 pi = softmax(th)
-score = [[sp.diff(sp.log(pi[a]), th[b]) for b in range(3)] for a in range(3)]  # score of action a
+# the score of action a, d log pi_a / d theta_b, unevaluated: the kernel's differentiation rules compute it
+score = [[sp.Derivative(sp.log(pi[a]), th[b]) for b in range(3)] for a in range(3)]
 CORRECT_SETS = ((0,), (0, 1))  # action 1 correct; actions 1 and 2 correct
 
 
@@ -247,10 +267,12 @@ softmax_success_probability_gradient_norm_closed_form = Result(
     name="softmax_success_probability_gradient_norm_closed_form",
     doc="For a softmax bandit with $K = 3$, $\\|\\nabla_\\theta p\\|^2 = \\sum_a \\pi_a^2 (1[a \\in C] - p)^2$, "
         "since $\\partial p / \\partial \\theta_b = \\pi_b (1[b \\in C] - p)$.",
-    lhs=sp.ImmutableMatrix([sp.Add(*[sp.diff(success_probability(C), t_) ** 2 for t_ in th]) for C in CORRECT_SETS]),
+    lhs=sp.ImmutableMatrix([sp.Add(*[sp.Derivative(success_probability(C), t_) ** 2 for t_ in th])
+                            for C in CORRECT_SETS]),
     rhs=sp.ImmutableMatrix([gradient_norm_squared(C) for C in CORRECT_SETS]),
     assumptions=(SOFTMAX,),
     rule="differentiate the softmax", why="$\\partial \\pi_a / \\partial \\theta_b = \\pi_a (\\delta_{ab} - \\pi_b)$.",
+    by=rules.DIFFERENTIATION,
 )
 
 w1, w2, w3 = sp.symbols("pi_1:4", positive=True)
@@ -277,8 +299,8 @@ def _first_order_drift(correct, size: int) -> tuple[sp.Expr, sp.Expr]:
         direction = [sp.Add(*[(rw - mean) * score[a][b] for rw, a in zip(rewards, actions)]) / size
                      for b in range(3)]
         moved = success_probability(correct, [t_ + eta * d_ for t_, d_ in zip(th, direction)])
-        drift_p += weight * sp.diff(moved, eta).subs(eta, 0)
-        drift_z += weight * sp.diff(zero_gradient_probability(moved, size), eta).subs(eta, 0)
+        drift_p += weight * sp.Subs(sp.Derivative(moved, eta), eta, 0)
+        drift_z += weight * sp.Subs(sp.Derivative(zero_gradient_probability(moved, size), eta), eta, 0)
     return drift_p, drift_z
 
 
@@ -286,12 +308,20 @@ x = sp.symbols("x_1:4", positive=True)
 # x_a = exp(theta_a) > 0 with the reference logit theta_3 = 0 (softmax is invariant to a common shift):
 # a change of variables applied after differentiating in theta, so the identities are rational in x_1, x_2.
 TO_X = ((sp.exp(th[0]), x[0]), (sp.exp(th[1]), x[1]), (th[2], 0))
+AT_X = (sp.log(x[0]), sp.log(x[1]), sp.Integer(0))  # the logits theta_a = log x_a, theta_3 = 0
 
 
 def in_x(e: sp.Expr) -> sp.Expr:
+    """An explicit expression in theta written in x (exp(theta_a) = x_a, theta_3 = 0)."""
     for old, new in TO_X:
         e = e.subs(old, new)
     return e
+
+
+def at_x(e: sp.Expr) -> sp.Expr:
+    """``e`` (which may hold unevaluated derivatives in theta) at the logits theta_a = log x_a, theta_3 = 0: the
+    substitution is written as a Subs, made by the kernel after it differentiates."""
+    return sp.Subs(e, th, AT_X)
 
 
 def _drift_table(size: int):
@@ -300,7 +330,7 @@ def _drift_table(size: int):
         drift_p, drift_z = _first_order_drift(C, size)
         prob = success_probability(C)
         rate = sp.Rational(size - 1, size) * gradient_norm_squared(C)
-        lhs += [in_x(drift_p), in_x(drift_z)]
+        lhs += [at_x(drift_p), at_x(drift_z)]
         rhs += [in_x(rate), in_x(zero_gradient_probability_slope(prob, size) * rate)]
     return sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)
 
@@ -315,6 +345,7 @@ first_order_drift_of_success_probability_R2 = Result(
     lhs=_drift2[0], rhs=_drift2[1],
     assumptions=(SOFTMAX, SOFTMAX_X),
     rule="enumeration of all groups, chain rule", why="A finite expectation of a smooth function of $\\eta$.",
+    by=rules.DIFFERENTIATION,
 )
 
 _drift3 = _drift_table(3)
@@ -324,6 +355,7 @@ first_order_drift_of_success_probability_R3 = Result(
     lhs=_drift3[0], rhs=_drift3[1],
     assumptions=(SOFTMAX, SOFTMAX_X),
     rule="enumeration of all groups, chain rule", why="A finite expectation of a smooth function of $\\eta$.",
+    by=rules.DIFFERENTIATION,
 )
 
 # -- the chain rule for any smooth policy: the first-order change of a function of p --------------
@@ -339,6 +371,20 @@ z_fun = sp.Function("z", real=True)  # any smooth function of p (z_R(p) = p^R + 
 xi = sp.Symbol("xi", real=True)
 _moved = p + P_dir(m_dir, eta) - P_dir(m_dir, 0)
 _slope_at_p = sp.Subs(sp.Derivative(z_fun(xi), xi), xi, p)
+
+
+def _at_zero(f) -> sp.Expr:
+    """d f / d eta at eta = 0, unevaluated."""
+    return sp.Subs(sp.Derivative(f, eta), eta, 0)
+
+
+# the derivative of the moved probability p + P(m, eta) - P(m, 0), term by term
+_moved_rate = _at_zero(p) + _at_zero(P_dir(m_dir, eta)) + _at_zero(-P_dir(m_dir, 0))
+# The first and last links differentiate with the sum, product and chain rules only: with the constant rule too,
+# d/d eta (p + P(m, eta) - P(m, 0)) reduces to a bare Subs inside the Subs of the outer derivative, which SymPy's
+# Subs constructor flattens into one simultaneous substitution that loses the point eta = 0 (notes/d5_d6.md,
+# kernel bug A). The middle link, where every derivative stands alone, removes the derivatives of constants.
+_TERM_BY_TERM = (rules.derivative_of_a_sum, rules.derivative_of_a_product, rules.chain_rule_for_functions)
 
 
 def _first_order_change(f) -> sp.Expr:
@@ -358,12 +404,18 @@ first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p = Result
     lhs=_first_order_change(z_fun),
     rhs=_slope_at_p * _first_order_change(lambda moved: moved),
     steps=(
-        Step(sp.Sum(w_dir[m_dir] * sp.Subs(sp.Derivative(z_fun(_moved), eta), eta, 0), (m_dir, 1, M_dir)),
-             "derivative of a finite sum", "The law of $\\hat g$ does not depend on the step size $\\eta$."),
-        Step(sp.Sum(w_dir[m_dir] * _slope_at_p * sp.Subs(sp.Derivative(P_dir(m_dir, eta), eta), eta, 0),
-                    (m_dir, 1, M_dir)), "chain rule", "At $\\eta = 0$ the moved probability is $p$."),
-        Step(_slope_at_p * sp.Sum(w_dir[m_dir] * sp.Subs(sp.Derivative(P_dir(m_dir, eta), eta), eta, 0),
-                                  (m_dir, 1, M_dir)), "linearity", "$z'(p)$ does not depend on $m$."),
+        Step(sp.Sum(w_dir[m_dir] * _slope_at_p * _moved_rate + z_fun(p) * _at_zero(w_dir[m_dir]),
+                    (m_dir, 1, M_dir)),
+             "derivative of a finite sum, product and chain rules",
+             "Differentiate term by term; at $\\eta = 0$ the moved probability is $p$, and its derivative is taken "
+             "term by term.", by=_TERM_BY_TERM),
+        Step(_slope_at_p * sp.Sum(p * _at_zero(w_dir[m_dir]) + w_dir[m_dir] * _moved_rate, (m_dir, 1, M_dir)),
+             "the law of $\\hat g$ and $p$ do not depend on $\\eta$",
+             "$dw_m/d\\eta = dp/d\\eta = dP(m, 0)/d\\eta = 0$, so both sides are "
+             "$z'(p) \\sum_m w_m \\partial_\\eta P(m, 0)$; $z'(p)$ does not depend on $m$.",
+             by=(*rules.DIFFERENTIATION, rules.sum_linearity)),
+        Step(_slope_at_p * _first_order_change(lambda moved: moved), "derivative of a finite sum and product rule",
+             "The same rules, read backwards on the drift of $p$.", by=_TERM_BY_TERM),
     ),
 )
 
@@ -385,7 +437,7 @@ first_order_change_of_zero_gradient_probability_is_positive_above_half = Result(
     relation=">",
     assumptions=(GROUP, SLOPE_INTERVAL, RATE),
     rule="strict monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
-    why="$\\kappa R > 0$ and $p > 1 - p \\ge 0$ with $R - 1 \\ge 1$.",
+    why="$\\kappa R > 0$ and $p > 1 - p \\ge 0$ with $R - 1 \\ge 1$.", by=(rules.power_is_monotone,),
 )
 
 first_order_change_of_zero_gradient_probability_is_negative_below_half = Result(
@@ -402,7 +454,7 @@ first_order_change_of_zero_gradient_probability_is_negative_below_half = Result(
              "arithmetic", "Add and subtract $\\kappa z_R'(p)$: the first term is $-\\kappa z_R'(p)$."),
         Step(kappa * zero_gradient_probability_slope(), "strict monotonicity of $x \\mapsto x^{R-1}$ on $[0, \\infty)$",
              "$\\kappa R > 0$ and $1 - p > p \\ge 0$ with $R - 1 \\ge 1$, so the first term is positive.",
-             relation=">"),
+             relation=">", by=(rules.power_is_monotone,)),
     ),
 )
 
