@@ -106,9 +106,11 @@ def _identity(filler: Filler, eq, variables) -> bool:
         saved = {v: filler.point.values.get(v) for v in variables}
         for v in variables:
             filler.point.values[v] = sp.Rational(rng.randint(-30, 30), rng.randint(1, 7))
+        filler.point.__dict__.pop("_memo", None)  # values computed at other values of the variables
         try:
             ok = filler.truth(eq)
         finally:
+            filler.point.__dict__.pop("_memo", None)
             for v, x in saved.items():
                 if x is None:
                     filler.point.values.pop(v, None)

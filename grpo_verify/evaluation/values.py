@@ -89,8 +89,15 @@ def value(e, point, bound: dict | None = None):
         return sp.log(u)
     if isinstance(e, sp.exp):
         return sp.exp(value(e.args[0], point, bound))
-    if isinstance(e, (sp.Sum, sp.Product)):
-        return _loop(e, point, bound)
+    if isinstance(e, (sp.Sum, sp.Product, Expectation, sp.Derivative, sp.Subs)):
+        # the same subterm recurs (a score in every outcome's term): its value at this point, once; a point
+        # only gains values as it is filled, so a value once computed stays right
+        memo = point.__dict__.setdefault("_memo", {})
+        key = (e, tuple(sorted(bound.items(), key=str)))
+        if key not in memo:
+            memo[key] = _loop(e, point, bound) if isinstance(e, (sp.Sum, sp.Product)) else \
+                _expectation(e, point, bound) if isinstance(e, Expectation) else _derivative(e, point, bound)
+        return memo[key]
     if isinstance(e, sp.KroneckerDelta):
         a, b = (value(x, point, bound) for x in e.args)
         return sp.Integer(1) if sign(a - b) == 0 else sp.Integer(0)
@@ -117,10 +124,6 @@ def value(e, point, bound: dict | None = None):
         if f is None:
             raise NoValue(f"no value for the function {e.func}")
         return value(f(*[value(a, point, bound) for a in e.args]), point)
-    if isinstance(e, Expectation):
-        return _expectation(e, point, bound)
-    if isinstance(e, (sp.Derivative, sp.Subs)):
-        return _derivative(e, point, bound)
     if isinstance(e, MatrixRank):
         m = e.args[0]
         if isinstance(m, SquareMatrix):

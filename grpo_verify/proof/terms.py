@@ -214,7 +214,19 @@ def canon(e, depth: int = 0, sink: list | None = None):
     appended to ``sink`` as (condition, ranges): a summation index declared positive needs a range from 1
     on, the point of a derivative in a positive variable must be positive (SymPy built the body with the
     declaration)."""
-    return _canon(e, depth, (), sink if sink is not None else [])
+    key = (e, depth, _writing())
+    if key not in _MEMO:
+        if len(_MEMO) > 50000:
+            _MEMO.clear()
+        found: list = []
+        _MEMO[key] = (_canon(e, depth, (), found), tuple(found))
+    out, found = _MEMO[key]
+    if sink is not None:
+        sink += list(found)
+    return out
+
+
+_MEMO: dict = {}  # canonical forms of whole terms (statements and sides are canonicalised again and again)
 
 
 def canon_written(e, sink: list | None = None):
@@ -222,7 +234,7 @@ def canon_written(e, sink: list | None = None):
     evaluation off): its definedness obligations are those of what was written, before a constructor turns
     x/x into 1; a point substituted for a variable that does not occur is kept as ``0 * point``."""
     with sp.evaluate(False):
-        return _canon(e, 0, (), sink if sink is not None else [])
+        return canon(e, 0, sink)
 
 
 def _writing() -> bool:
