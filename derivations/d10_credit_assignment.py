@@ -68,7 +68,6 @@ CLASSES = ("the outcomes split into four classes by (prefix $o_{<h}$ right, step
            "where $r = 0$, $P_h = 1$, $x_h = 0$; prefix wrong, $1 - q^{h-1}$, where $P_h = 0$, so the step-$h$ "
            "score $P_h (x_h - q)$ and every step-$h$ term vanish")
 PARTITION = Assumption(CLASSES)
-POWERS = rules.powers_of_a_common_base_multiply  # q^u q^v = q^{u+v} in every monomial, multiplied out
 
 p = q ** H  # the success probability of the task
 grad = q ** H * (1 - q)  # d p / d theta_h
@@ -125,10 +124,8 @@ outcome_estimator_mean_is_the_gradient_for_every_baseline = Result(
         Step(as_written(lambda: q ** H * (1 - q)
                         - b * ((1 - q) * (q ** H + (q ** h - q ** H)) - q ** (h - 1) * (1 - q) * q)),
              "collect the baseline terms",
-             "The terms in $b$ are $-b$ times $E[u_h] = (1-q)(q^H + q^h - q^H) - q^{h-1}(1-q) q$.",
-             by=(POWERS,)),
-        Step(grad, "the score has mean zero", "$E[u_h] = 0$: the baseline terms cancel ($q^{h-1} q = q^h$).",
-             by=(POWERS,)),
+             "The terms in $b$ are $-b$ times $E[u_h] = (1-q)(q^H + q^h - q^H) - q^{h-1}(1-q) q$."),
+        Step(grad, "the score has mean zero", "$E[u_h] = 0$: the baseline terms cancel ($q^{h-1} q = q^h$)."),
     ),
 )
 
@@ -157,7 +154,7 @@ exact_credit_mean_is_the_gradient = Result(
                             "and $e_h = q^{H-h} (x_h - q)^2$; after a wrong prefix $e_h = 0$")),
     steps=(
         Step(as_written(lambda: q ** H * (1 - q) * ((1 - q) + q)), "collect powers of $q$",
-             "$q^{h-1} q^{H-h} q = q^H$.", by=(POWERS,)),
+             "$q^{h-1} q^{H-h} q = q^H$."),
         Step(grad, "arithmetic"),
     ),
 )
@@ -181,8 +178,8 @@ outcome_variance_for_a_constant_baseline = Result(
     assumptions=(PARTITION, STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     steps=(
         Step(q ** H * (1 - b) ** 2 * (1 - q) ** 2 + b ** 2 * (1 - q) * ((q ** h - q ** H) * (1 - q) + q ** (h + 1))
-             - grad ** 2, "collect the two $r = 0$ classes", "$q^{h-1}(1-q) q^2 = (1-q) q^{h+1}$.", by=(POWERS,)),
-        Step(outcome_variance(), "arithmetic", "$(q^h - q^H)(1-q) + q^{h+1} = q^h - q^H (1-q)$.", by=(POWERS,)),
+             - grad ** 2, "collect the two $r = 0$ classes", "$q^{h-1}(1-q) q^2 = (1-q) q^{h+1}$."),
+        Step(outcome_variance(), "arithmetic", "$(q^h - q^H)(1-q) + q^{h+1} = q^h - q^H (1-q)$."),
     ),
 )
 
@@ -193,7 +190,6 @@ outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squar
     rhs=p * (1 - p) * (1 - q) ** 2,
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = 0$", why="The $b^2$ term vanishes.",
-    by=(POWERS,),
 )
 
 outcome_variance_with_the_mean_baseline = Result(
@@ -203,7 +199,6 @@ outcome_variance_with_the_mean_baseline = Result(
     rhs=p * (1 - q) * ((1 - q) * (1 - 3 * p) + p * q ** h),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = q^H$", why="Expand and collect.",
-    by=(POWERS,),
 )
 
 mean_baseline_minus_no_baseline_variance = Result(
@@ -215,7 +210,6 @@ mean_baseline_minus_no_baseline_variance = Result(
     rhs=p ** 2 * (1 - q) * (q ** h - 2 * (1 - q)),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = q^H$ and $b = 0$", why="Expand and collect.",
-    by=(POWERS,),
 )
 
 # the law of exponents, to cancel a common power from a quotient
@@ -244,7 +238,7 @@ outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q = Result(
     assumptions=(PARTITION, STEP_PROBABILITY, STEP_INDEX_SETTING),
     steps=(
         Step(q ** H * (1 - q) ** 2 / (q ** h * (1 - q) ** 2 + q ** (h + 1) * (1 - q)), "collect the classes",
-             "$E[u_h^2] = q^{h-1}(q (1-q)^2 + (1-q) q^2)$.", by=(POWERS,)),
+             "$E[u_h^2] = q^{h-1}(q (1-q)^2 + (1-q) q^2)$."),
         Step(q ** (H - h) * (1 - q), "cancel $q^h (1 - q)$",
              "$q^H = q^h q^{H-h}$, $q^{h+1} = q^h q$ and $q^h (1-q)^2 + q^{h+1} (1-q) = q^h (1-q) \\ne 0$ "
              "as $0 < q < 1$.",
@@ -260,7 +254,6 @@ outcome_variance_with_the_optimal_baseline = Result(
     rhs=p * (1 - q) ** 2 * (1 - p - q ** (H - h) * (1 - q)),
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING),
     rule="outcome_variance_for_a_constant_baseline at $b = b^*_h$", why="Expand; $q^{H-h} q^h = q^H$.",
-    by=(POWERS,),
 )
 
 second_moment_exact = q ** (h - 1) * (q * (q ** (H - h) * (1 - q) ** 2) ** 2 + (1 - q) * (q ** (H - h) * q ** 2) ** 2)
@@ -283,8 +276,8 @@ exact_credit_variance_per_step = Result(
                             "$q^{h-1} (1-q)$, else 0; its mean is $q^H (1-q)$")),
     steps=(
         Step(q ** (2 * H - h) * (1 - q) * ((1 - q) ** 3 + q ** 3) - q ** (2 * H) * (1 - q) ** 2, "collect powers of $q$",
-             "$q^{h-1} q^{2(H-h)} q = q^{2H-h}$.", by=(POWERS,)),
-        Step(exact_credit_variance(), "arithmetic", "$(1-q)^3 + q^3 = 1 - 3q + 3q^2$.", by=(POWERS,)),
+             "$q^{h-1} q^{2(H-h)} q = q^{2H-h}$."),
+        Step(exact_credit_variance(), "arithmetic", "$(1-q)^3 + q^3 = 1 - 3q + 3q^2$."),
     ),
 )
 
@@ -311,7 +304,6 @@ exact_credit_variance_with_the_optimal_state_baseline = Result(
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX_SETTING,
                  Assumption("the term is $q^{H-h+1}(1-q)$ with probability $q^{h-1}$ (right prefix), else 0")),
     rule="variance of a scaled Bernoulli", why="$c^2 \\pi - (c \\pi)^2 = c^2 \\pi (1 - \\pi)$ with $\\pi = q^{h-1}$.",
-    by=(POWERS,),
 )
 
 last_step_optimal_variances_coincide = Result(
@@ -324,7 +316,6 @@ last_step_optimal_variances_coincide = Result(
     assumptions=(STEP_PROBABILITY_SETTING,),
     rule="outcome_variance_with_the_optimal_baseline and exact_credit_variance_with_the_optimal_state_baseline "
          "at $h = H$", why="Both are $q^H (1-q)^2 (q - q^H)$.",
-    by=(POWERS,),
 )
 
 # == signal-to-noise ratios =========================================================================
@@ -351,7 +342,6 @@ exact_credit_snr_depends_on_the_step_not_on_H = Result(
     rhs=q ** h * (1 - q) / (1 - 3 * q + 3 * q ** 2 - q ** h * (1 - q)),
     assumptions=(STEP_PROBABILITY_SETTING, EXACT_VARIANCE_POSITIVE),
     rule="exact_credit_variance_per_step", why="$q^{2H} (1-q)^2 / (q^{2H-h} (1-q) (\\dots))$; $q^{2H} q^{h-2H} = q^h$.",
-    by=(POWERS,),
 )
 
 H2 = Assumption("$H \\ge 2$", H >= 2, context=True)

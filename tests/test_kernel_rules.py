@@ -647,27 +647,6 @@ def test_a_first_order_derivative_is_not_split():
     assert not proves(EMPTY, sp.Derivative(x ** 3 * y, x, y), "=", 3 * x ** 2 * y, R.DIFFERENTIATION)
 
 
-@covers("higher_derivative_is_the_derivative_of_the_lower_one")
-def test_a_higher_derivative_is_the_derivative_of_the_lower_one():
-    rule = R.higher_derivative_is_the_derivative_of_the_lower_one
-    form = canon(sp.Derivative(x ** 3, (x, 3)))
-    out = fire(rule, form)
-    assert isinstance(out, sp.Subs) and _is_first_order(out.expr)
-    lower = out.expr.expr
-    assert isinstance(lower, sp.Subs) and lower.expr.variable_count[0][1] == 2
-    assert proves(EMPTY, sp.Derivative(x ** 3, (x, 3)), "=", 6, (*R.DIFFERENTIATION, rule))
-    assert not proves(EMPTY, sp.Derivative(x ** 3, (x, 3)), "=", 3, (*R.DIFFERENTIATION, rule))
-
-
-@covers("higher_derivative_is_the_derivative_of_the_lower_one")
-def test_a_first_derivative_or_several_variables_are_not_lowered():
-    rule = R.higher_derivative_is_the_derivative_of_the_lower_one
-    assert fire(rule, canon(sp.Derivative(x ** 3, x))) is None
-    assert fire(rule, canon(sp.Derivative(x ** 3 * y, x, y))) is None
-    assert fire(rule, canon(sp.Derivative(x ** 3 * y, (x, 2), y))) is None
-    assert fire(rule, sp.Derivative(theta[c] ** 3, (theta[b], 2))) is None
-
-
 # == expectations ========================================================================================
 
 E = Expectation.over("E", r)
@@ -967,62 +946,6 @@ def test_the_logarithm_of_a_sum_needs_a_fraction_equal_to_it():
 
 def _exp(u):
     return sp.exp(u, evaluate=False)
-
-
-@covers("exp_of_a_logarithm")
-def test_exp_of_a_logarithm():
-    rule = registered("exp_of_a_logarithm")
-    assert fire(rule, _exp(sp.log(p)), raw=True) == p
-    assert fire(rule, _exp(sp.log(x)), ctx(x > 0), raw=True) == x
-    assert fire(rule, _exp(sp.Integer(0)), raw=True) == 1
-    assert fire(rule, _exp(sp.log(sp.Integer(2))), raw=True) == 2
-
-
-@covers("exp_of_a_logarithm")
-def test_exp_of_a_logarithm_needs_a_positive_argument():
-    rule = registered("exp_of_a_logarithm")
-    assert fire(rule, _exp(sp.log(x)), raw=True) is None
-    assert fire(rule, _exp(sp.log(x)), ctx(x >= 0), raw=True) is None
-    assert fire(rule, _exp(sp.Integer(1)), raw=True) is None
-    assert fire(rule, _exp(2 * sp.log(p)), raw=True) is None
-
-
-@covers("powers_of_a_common_base_multiply")
-def test_powers_of_a_common_base_multiply():
-    rule = registered("powers_of_a_common_base_multiply")
-    assert fire(rule, p ** x * p ** y) == p ** (x + y)
-    assert fire(rule, p ** x * p) == p ** (x + 1)
-    assert fire(rule, w ** n * w ** m) == w ** (m + n)
-    assert fire(rule, x ** y * x ** z, ctx(x > 0)) == x ** (y + z)
-    assert same(fire(rule, (p ** x + 1) * (p ** y - 1)), p ** (x + y) - p ** x + p ** y - 1)
-
-
-@covers("powers_of_a_common_base_multiply")
-def test_powers_of_a_base_that_may_vanish_or_be_negative_do_not_multiply():
-    rule = registered("powers_of_a_common_base_multiply")
-    assert fire(rule, x ** y * x ** z) is None  # real exponents need x > 0
-    assert fire(rule, w ** y * w ** z) is None  # nonzero is not enough for real exponents
-    assert fire(rule, x ** n * x ** m) is None  # integer exponents need x != 0
-    assert fire(rule, x ** y * x, ctx(x >= 0)) is None
-    assert fire(rule, p ** x * s ** x) is None  # different bases
-
-
-@covers("power_of_a_sum_is_multiplied_out")
-def test_a_power_of_a_sum_is_multiplied_out():
-    rule = registered("power_of_a_sum_is_multiplied_out")
-    assert same(fire(rule, (x + y) ** 2), x ** 2 + 2 * x * y + y ** 2)
-    assert same(fire(rule, (x - 1) ** 3), x ** 3 - 3 * x ** 2 + 3 * x - 1)
-    assert fire(rule, (1 - sp.exp(x)) ** 2) == 1 - 2 * sp.exp(x) + sp.exp(2 * x)
-
-
-@covers("power_of_a_sum_is_multiplied_out")
-def test_only_a_small_positive_integer_power_of_a_sum_is_multiplied_out():
-    rule = registered("power_of_a_sum_is_multiplied_out")
-    assert fire(rule, (x + y) ** n) is None
-    assert fire(rule, (x + y) ** -2) is None
-    assert fire(rule, (x + y) ** sp.Rational(1, 2)) is None
-    assert fire(rule, (x * y) ** 2) is None
-    assert fire(rule, sp.Add(*sp.symbols("u0:10", real=True)) ** 4) is None  # 10^4 > 4096 products
 
 
 # == the registry ========================================================================================
