@@ -53,7 +53,7 @@ def reported(text: str, symbol) -> sp.Rational:
 
 def test_a_false_sum_formula_is_refuted_at_a_reported_admissible_size():
     verdict = evaluation.evaluate(claim(sp.Sum(j, (j, 1, n)), n ** 2, "=", at_least(n, 1)))
-    assert verdict.refuted and verdict.text.startswith("fails at "), verdict.text
+    assert verdict.refuted and verdict.text.startswith("counterexample at "), verdict.text
     size = reported(verdict.text, n)
     assert size >= 1 and size * (size + 1) / 2 != size ** 2  # the reported point is admissible and a failure
 
@@ -156,7 +156,7 @@ def test_each_link_is_checked_and_a_planted_false_step_is_reported_at_its_link()
     verdict = evaluation.evaluate(result)
     assert not verdict.refuted  # the statement holds
     assert set(verdict.links) == {2, 3}, verdict.links
-    assert verdict.links[2].startswith("link 2 fails at x = ") and "is false" in verdict.links[2]
+    assert verdict.links[2].startswith("link 2: counterexample at x = ") and "is false" in verdict.links[2]
     # an inequality step in the wrong direction
     steps = (Step(x ** 2 + 1, "add one", relation="<="), Step(x ** 2 + 2, "add one more", relation=">="))
     verdict = evaluation.evaluate(claim(x ** 2, x ** 2 + 2, "<=", steps=steps))

@@ -192,12 +192,13 @@ def _evaluate(result, seed: int) -> Verdict:
                 lhs, rhs = filler.value(result.lhs), filler.value(result.rhs)
                 holds = _compare(lhs, result.relation, rhs)
             except Undefined as exc:
-                return Verdict(True, f"undefined at an admissible point ({exc}): {_describe(filler.point)}", checked,
+                return Verdict(True, f"counterexample: undefined at an admissible point ({exc}): "
+                                     f"{_describe(filler.point)}", checked,
                                sizes, points)
             except NoValue:
                 continue
             if not holds:
-                return Verdict(True, f"fails at {_describe(filler.point)}: {sp.sstr(lhs)[:120]} "
+                return Verdict(True, f"counterexample at {_describe(filler.point)}: {sp.sstr(lhs)[:120]} "
                                      f"{result.relation} {sp.sstr(rhs)[:120]} is false", checked, sizes, points)
             checked += 1
             if len(points) < 3:
@@ -220,7 +221,7 @@ def _check_links(result, filler: Filler, failures: dict) -> None:
         try:
             value_ = filler.value(step.expr)
             if n not in failures and not _compare(previous, step.relation, value_):
-                failures[n] = (f"link {n} fails at {_describe(filler.point)}: {sp.sstr(previous)[:80]} "
+                failures[n] = (f"link {n}: counterexample at {_describe(filler.point)}: {sp.sstr(previous)[:80]} "
                                f"{step.relation} {sp.sstr(value_)[:80]} is false")
         except NoValue:
             return
