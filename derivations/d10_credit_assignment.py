@@ -325,8 +325,8 @@ outcome_snr_without_baseline_is_p_over_one_minus_p = Result(
         "p / (1 - p) = q^H / (1 - q^H)$: the same at every step and exponentially small in $H$.",
     lhs=as_written(lambda: (q ** H * (1 - q)) ** 2 / (q ** H * (1 - q ** H) * (1 - q) ** 2)),
     rhs=p / (1 - p),
-    # q > 0 and q^H < 1 already give q < 1 (and the kernel's term has the factor (1 - q)^2 cancelled)
-    assumptions=(STEP_PROBABILITY_SETTING, Assumption("$p = q^H < 1$", positive=1 - q ** H)),
+    # the side as written divides by (1 - q)^2: q < 1 is needed (q^H < 1 gives it, but not in arithmetic)
+    assumptions=(STEP_PROBABILITY, Assumption("$p = q^H < 1$", positive=1 - q ** H)),
     rule="outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared",
     why="$p^2 (1-q)^2 / (p (1-p) (1-q)^2)$; $0 < p < 1$.",
 )

@@ -1,9 +1,10 @@
 """Plant each of the proof kernel's checks' bugs in a copy of the package and run the kernel tests.
 
-Every planted bug must make ``tests/test_kernel.py``, ``tests/test_soundness.py``, ``tests/test_smt.py``,
-``tests/test_proof_validation.py``, ``tests/test_smt_translation.py`` or ``tests/test_definedness_obligations.py``
-fail; a plant that leaves them green is a check no test pins. Run from the
-repository root (about a minute per plant):
+Every plant is a plausible developer bug in the trusted base (grpo_verify/proof: terms, arith, definedness,
+theorem, rules/): a side condition dropped, a binder that stops hiding its variable, a model check that
+passes too easily. Each must make ``tests/test_kernel_rules.py``, ``tests/test_kernel_core.py``,
+``tests/test_soundness.py`` or ``tests/test_proof_validation.py`` fail; a plant that leaves them green is a
+check no test pins. Run from the repository root (two to three minutes per plant on one core):
 
     python experiments/kernel_planted_bugs.py            # every plant
     python experiments/kernel_planted_bugs.py 3 7        # some of them
@@ -21,88 +22,79 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTS = ["tests/test_kernel_rules.py", "tests/test_kernel_core.py", "tests/test_soundness.py",
+         "tests/test_proof_validation.py"]
 
-# (file under grpo_verify/proof/, the line(s) as they are, the planted bug)
+# (file under grpo_verify/proof/, the text as it is, the planted bug)
 PLANTS = [
- ("definedness.py", "    if exp.is_integer:\n        out.append(Obligation(sp.Ne(base, 0)", "    if exp.is_integer and False:\n        out.append(Obligation(sp.Ne(base, 0)"),
- ("kernel.py", "                ok, _route = prove_condition(h, ctx)\n                if not ok:", "                ok, _route = True, ''\n                if not ok:"),
- ("kernel.py", "    return all(strict(h) for h in hypotheses)", "    return True"),
- ("definedness.py", "    return sp.Or(sp.Ne(value, 0), sp.And(sp.Eq(value, 0), sp.Eq(slope, 0)))", "    return sp.Or(sp.Ne(value, 0), sp.Eq(value, 0))"),
- ("kernel.py", "    if consistent is False:\n        detail = ", "    if consistent is None:\n        detail = "),
- ("kernel.py", "    if not checked:\n        return _Link(Status.UNPROVED", "    if False:\n        return _Link(Status.UNPROVED"),
- ("decide.py", "    points = _gap_points(roots, lo, hi)", "    points = []"),
- ("result.py", "        if key in self._STATEMENT and self.__dict__.get(\"_frozen\"):", "        if False:"),
- ("kernel.py", "    found = []\n    for h in hypotheses:", "    found = []\n    for h in []:"),
- ("kernel.py", "hypotheses=[h for h in ctx.hypotheses if not (h.free_symbols & set(o.bound))]", "hypotheses=list(ctx.hypotheses)"),
- ("kernel.py", "                if not prove_condition(sp.Not(cond), ctx)[0]:\n                    break", "                if False:\n                    break"),
- ("definedness.py", "        raise KernelError(f\"{where}: the float {e!r} is not exact; write it as a Rational\")", "        return"),
- ("definedness.py", "            raise KernelError(f\"{where}: the float {node} is not exact (it is rounded); write it as a Rational\")", "            pass"),
- ("kernel.py", "    if sym.verdict is not None and z3_verdict is not None and sym.verdict != z3_verdict:", "    if False:"),
- ("decide.py", "        if strict:\n            point = a if a == b else None", "        if False:\n            point = a if a == b else None"),
- ("definedness.py", "            here.append(Obligation(sp.Ge(hi, lo - 1),", "            (lambda *a: None)(Obligation(sp.Ge(hi, lo - 1),"),
- ("kernel.py", "        here = replace(ctx, hypotheses=[h for h in ctx.hypotheses if j not in h.free_symbols])", "        here = ctx"),
- ("kernel.py", "    if strict and not nonempty:\n        return \"\"", "    if False:\n        return \"\""),
- ("kernel.py", "        if not prove_condition(sp.Gt(coefficient, 0), ctx)[0]:\n            # c * Sum", "        if False:\n            # c * Sum"),
- ("kernel.py", "    conditions = [sp.Ge(b, 0), sp.Gt(a, b)", "    conditions = [sp.Gt(a, b)"),
- ("kernel.py", "sp.Ge(n, 1) if strict else sp.Ge(n, 0)]", "sp.Ge(n, 0)]"),
- ("smt.py", "        solver.add(*tr.side, *query, *tr.congruence())", "        solver.add(*tr.side, *query)"),
- ("decide.py", "    if not protected:\n        return e.subs(a, b)", "    if True:\n        return e.subs(a, b)"),
- ("definedness.py", "        if point is not None and order == 1 and", "        if point is not None and"),
- ("definedness.py", "    if len(mapping) > 1 and any(p.free_symbols & set(mapping) for p in mapping.values()):", "    if False:"),
- ("kernel.py", "        if h.has(n) and not _lower_bound(h, n):", "        if False:"),
- ("kernel.py", "    if not prove_condition(sp.Ge(n, base), ctx)[0]:", "    if False:"),
- ("kernel.py", "            if getattr(v, f\"is_{key}\") and not prove_condition(relation(value, 0), ctx)[0]:", "            if False:"),
- ("kernel.py", "        if not prove_condition(at(h), ctx)[0]:", "        if False:"),
- ("kernel.py", "        if value.free_symbols & bound:", "        if False:"),
- ("kernel.py", "        if v.is_integer and value.is_integer is not True:", "        if False:"),
- ("kernel.py", "        if h.has(x) and not _constant_bound(h, x):", "        if False:"),
- ("kernel.py", "    if not all(prove_condition(h, link_ctx)[0] for h in at_point):", "    if False:"),
- ("smt.py", "                                                         for b in limit)\n    return False", "                                                         for b in limit)\n    return True"),
- ("kernel.py", "    refutable = not ctx.quantified and not ctx.universal", "    refutable = not ctx.universal"),
- ("kernel.py", "    refutable = not ctx.quantified and not ctx.universal", "    refutable = not ctx.quantified"),
- ("kernel.py", "        instances.append(condition.xreplace({index: at[lo, hi]}))", "        pass"),
- ("kernel.py", "                if q not in ctx.quantified:", "                if False:"),
- ("kernel.py", "        if prove_condition(sp.Ge(lo, qlo), ctx)[0] and prove_condition(sp.Le(hi, qhi), ctx)[0]:", "        if True:"),
- ("kernel.py", "            if holds(square, \"=\", entry(a, b), inside):", "            if True:"),
- ("kernel.py", "            inside = [sp.Ge(a, 1), sp.Le(a, size), sp.Ge(b, 1), sp.Le(b, size)]", "            inside = [sp.Ge(a, 1), sp.Ge(b, 1), sp.Ge(a, 1), sp.Ge(b, 1)]"),
- ("kernel.py", "            elif holds(entry(a, a), \"!=\", sp.Integer(0), inside[:2]) and (", "            elif True and ("),
- ("kernel.py", "                    holds(entry(a, b), \"=\", sp.Integer(0), inside + [sp.Lt(a, b)])", "                    holds(entry(a, b), \"=\", sp.Integer(0), inside)"),
- ("result.py", "            return \">\" if \">\" in rels else \">=\"", "            return \">\""),
- ("result.py", "            return \"<\" if \"<\" in rels else \"<=\"", "            return \"<\""),
- ("definedness.py", "        for limit in reversed(e.limits):", "        for limit in e.limits:"),
- ("result.py", "                if isinstance(node, sp.Float):\n                    raise KernelError(f\"{where}: the float {node} in the domain",
-  "                if False:\n                    raise KernelError(f\"{where}: the float {node} in the domain"),
- ("kernel.py", " and proved(sp.Ge(k, 0)) and proved(sp.Ge(n, k)):", ":"),
- ("kernel.py", "            if x.is_real is True and proved(sp.Gt(base, 0)):", "            if x.is_real is True:"),
- ("kernel.py", "            if not strict and x.is_integer is True and proved(sp.Ge(x, 0)) and proved(sp.Ge(base, 0)):", "            if not strict and proved(sp.Ge(base, 0)):"),
- ("kernel.py", "            if not prove_condition(sp.Lt(coefficient, 0), ctx)[0]:\n                return \"\"", "            if False:\n                return \"\""),
- ("kernel.py", "            sums[0] = sp.Sum(-sums[0].function, *sums[0].limits)", "            pass"),
- ("kernel.py", "        if proved(sp.Gt(factor, 0) if strict else sp.Ge(factor, 0)):", "        if proved(sp.Ge(factor, 0)):"),
- ("decide.py", "            for limit in x.limits:\n                body = sp.Add(*[_count(", "            for limit in reversed(x.limits):\n                body = sp.Add(*[_count("),
- ("decide.py", "                     lambda s: s.doit())", "                     lambda s: s.function * (s.limits[0][2] - s.limits[0][1]))"),
- ("decide.py", "        if all(_truth(c) is True for c in closed):\n            return \", \".join(", "        if True:\n            return \", \".join("),
- ("decide.py", "    defined = _definitions(conditions, free_atoms=True)", "    defined = _definitions(conditions)"),
- ("decide.py", "    if lo.is_positive is True:\n        out[\"positive\"] = True", "    if v.is_positive is True:\n        out[\"positive\"] = True"),
- ("definedness.py", "        e = _indices_without_declared_sign(e)\n", "\n"),
- ("decide.py", "    if any(_has_free_atom(x) for x in (diff, *conditions)):\n        return None", "    if False:\n        return None"),
- ("definedness.py", "        if is_free_atom(node):\n            # an expectation", "        if False:\n            # an expectation"),
- ("kernel.py", "    universal = _universal_instances(result, ctx)", "    universal = []"),
- ("kernel.py", "    if consistent is True and ctx.universal:", "    if False:"),
- ("kernel.py", "    derived = _derived_facts(list(ctx.hypotheses) + universal, ctx)", "    derived = []"),
- ("decide.py", "    at_point = {k: v for k, v in values.items() if isinstance(k, sp.Symbol)}\n    seen: dict = {}", "    return True\n    seen: dict = {}"),
- ("kernel.py", "    for index, lo, hi, condition in quantified_of(lemma):  # a hypothesis", "    for index, lo, hi, condition in []:  # a hypothesis"),
- ("kernel.py", "            restricted = set().union(*[(q[3].free_symbols - {q[0]}) for q in ctx.quantified] or [set()])", "            restricted = set()"),
- ("definedness.py", "        out.append(Obligation(sp.Ge(e.size, 0), f\"{e}: a square matrix needs a size >= 0\", local))", "        pass"),
- ("kernel.py", "    if outermost:\n        return resolve_piecewise(", "    if False:\n        return resolve_piecewise("),
- ("kernel.py", "        for key in _OTHER_PROPERTIES:\n            if getattr(v, f\"is_{key}\") and getattr(value,", "        for key in ():\n            if getattr(v, f\"is_{key}\") and getattr(value,"),
- ("kernel.py", "    for key in _DECLARED_KEYS:\n        if getattr(symbol,", "    for key in (\"integer\", \"positive\", \"nonnegative\", \"negative\", \"nonpositive\"):\n        if getattr(symbol,"),
- ("kernel.py", "    return replace(ctx, hypotheses=hyps, domains=", "    return decide.Context(hypotheses=hyps, domains="),
- ("decide.py", "        if not protected:\n            return e.xreplace(atoms)\n        outermost", "        if True:\n            return e.xreplace(atoms)\n        outermost"),
- ("kernel.py", "        if values and report.status is Status.PROVED_FOR_RANGE:", "        if False:"),
- ("kernel.py", "    if declared:\n        return refused(", "    if False:\n        return refused("),
- ("decide.py", "        if not _has_declared_properties(values):\n            continue  # n = 1", "        if False:\n            continue  # n = 1"),
- ("kernel.py", "            return [sp.false]\n    if pinned:", "            pass\n    if pinned:"),
- ("decide.py", "        if point is None:\n            return not others\n        return all(", "        if point is None:\n            return True\n        return True or all("),
+    # -- the term language and canonical forms
+    ("terms.py", "            if v.is_integer and not integer_valued(p):", "            if False:"),
+    ("terms.py", "        depth = max(depth, depth_of(e))  # a canonical", "        depth = depth  # a canonical"),
+    ("terms.py", "    inner = _canon(body.xreplace(dict(zip(old, fresh))), depth, ranges, local)\n    back = dict(zip(fresh, new))",
+     "    inner = _canon(body.xreplace(dict(zip(old, new))), depth, ranges, local)\n    back = {}"),
+    ("terms.py", "        if reach & set(bound):\n            raise KernelError", "        if False:\n            raise KernelError"),
+    ("terms.py", "        if e.args[0].has(sp.Piecewise):  # SymPy's Sum constructor", "        if False:  # SymPy's Sum constructor"),
+    # -- definedness
+    ("definedness.py", "                need(rel.Ne(b, 0), f\"division by", "                (lambda *a: None)(rel.Ne(b, 0), f\"division by"),
+    ("definedness.py", "        need(rel.Gt(e.args[0], 0), f\"the logarithm", "        (lambda *a: None)(rel.Gt(e.args[0], 0), f\"the logarithm"),
+    ("definedness.py", "        need(rel.Ge(hi, lo - 1), f\"the range", "        (lambda *a: None)(rel.Ge(hi, lo - 1), f\"the range"),
+    ("definedness.py", "            need(sp.Or(*[cond for _b, cond in e.args]), \"a Piecewise",
+     "            (lambda *a: None)(sp.Or(*[cond for _b, cond in e.args]), \"a Piecewise"),
+    ("definedness.py", "        c = c.replace(lambda x: type(x) in strict, lambda x: strict[type(x)](*x.args))", "        pass"),
+    # -- arithmetic
+    ("arith.py", "z3.Implies(b >= 0, z3.And(a >= 0, _power(a, e.exp.q) == b))", "z3.And(a >= 0, _power(a, e.exp.q) == b)"),
+    ("arith.py", "                margin = (abs(mid) + 1) / sp.Integer(10) ** 40", "                margin = sp.Rational(1, 10 ** 30)"),
+    ("arith.py", "        elif isinstance(e, sp.log):\n            u = self.term(e.args[0])\n            self.facts += [z3.Implies(u > 1, a > 0)",
+     "        elif isinstance(e, sp.log):\n            u = self.term(e.args[0])\n            self.facts += [z3.Implies(u >= 1, a > 0)"),
+    # -- contexts, citations, links
+    ("theorem.py", "            if isinstance(f, sp.Rel):\n                self.pointwise +=", "            if True:\n                self.pointwise +="),
+    ("theorem.py", "                if speaks_of(q.formula.xreplace({qd: sp.Dummy()}), hidden):", "                if False:"),
+    ("theorem.py", "            elif not ctx.prove(at(h.formula)):", "            elif False:"),
+    ("theorem.py", "    for g in ctx.hyps:\n        if h.every and g.every == h.every", "    return True\n    for g in ctx.hyps:\n        if h.every and g.every == h.every"),
+    ("theorem.py", "    if any(not isinstance(c, Cited) or not c.hyps <= ctx.hyps for c in cited):",
+     "    if any(not isinstance(c, Cited) for c in cited):"),
+    ("theorem.py", "    if speaks_of(eq.lhs.xreplace({v: 0 for v in eq.pattern}), local.hidden) or \\", "    if False and \\"),
+    ("theorem.py", "    if not isinstance(theorem, Theorem) or not theorem.hyps <= frozenset(hyps):", "    if not isinstance(theorem, Theorem):"),
+    ("theorem.py", "    (\">=\", \">=\"): \">=\", (\">\", \">=\"): \">\", (\">=\", \">\"): \">\", (\">\", \">\"): \">\"}",
+     "    (\">=\", \">=\"): \">=\", (\">\", \">=\"): \">\", (\">=\", \">\"): \">\", (\">\", \">\"): \">\", (\"<=\", \">=\"): \"<=\"}"),
+    ("theorem.py", "            if not lower or subst(f, {n: sp.Integer(base)}) is not sp.true:", "            if False:"),
+    ("theorem.py", "        if x in free_symbols(h.formula) and (h.index or h.every or not _constant_bound(h.formula, x)):",
+     "        if False:"),
+    ("theorem.py", "        if sum(p for p, _ in outcomes) != 1 or any(", "        if any("),
+    ("theorem.py", "                f = canon(_at_model(f, model, h.every))", "                f = canon(_at_model(f, model))"),
+    ("theorem.py", "    if ctx.model is not None:\n        raise Unproved", "    if False:\n        raise Unproved"),
+    # -- rules
+    ("rules/sums.py", "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):\n        return None\n    return (hi - lo + 1) * f",
+     "    if d in free_symbols(f):\n        return None\n    return (hi - lo + 1) * f"),
+    ("rules/sums.py", "    if not _matches(hi, upper, local) or not local.prove(rel.Ge(hi, lo)):",
+     "    if not _matches(hi, upper, local):"),
+    ("rules/sums.py", "        if w is None or not integer_valued(w):", "        if w is None:"),
+    ("rules/sums.py", "    if local.prove(rel.Ne(u, v)):\n        return sp.Integer(0)", "    if not ring_zero(u - v):\n        return sp.Integer(0)"),
+    ("rules/algebra.py", "        ok = (c > 0 and local.prove(rel.Ge(x, 0))) or local.prove(rel.Ne(b, 0))", "        ok = True"),
+    ("rules/algebra.py", "    if isinstance(u, sp.Mul) and all(local.prove(rel.Gt(f, 0)) for f in u.args):",
+     "    if isinstance(u, sp.Mul):"),
+    ("rules/algebra.py", "        if not local.prove(sp.Not(cond)):\n            return sp.Piecewise", "        if False:\n            return sp.Piecewise"),
+    ("rules/algebra.py", "        return a if local.prove(rel.Ge(a, 0)) else -a if local.prove(rel.Le(a, 0)) else None",
+     "        return a"),
+    ("rules/calculus.py", "    if any(isinstance(n, Expectation) for n in sp.preorder_traversal(x)):\n        return True",
+     "    if False:\n        return True"),
+    ("rules/calculus.py", "        if (c.is_Integer and c >= 1) or (integer_valued(c) and local.prove(rel.Ge(c, 1))) or local.prove(rel.Ne(b, 0)):",
+     "        if True:"),
+    ("rules/calculus.py", "                    local.equal(values[n], values[k]) and local.equal(slopes[n], slopes[k]))",
+     "                    local.equal(values[n], values[k]))"),
+    ("rules/expectation.py", "        const = sp.Mul(*[f for f in sp.Mul.make_args(term) if not random_in(f, bases)])",
+     "        const = sp.Mul(*[f for f in sp.Mul.make_args(term) if not isinstance(f, Expectation)])"),
+    ("rules/expectation.py", "            count = sp.Mul(*[size - k for k in range(len(partition))])", "            count = size ** len(partition)"),
+    ("rules/expectation.py", "    if not isinstance(e, IidExpectation) or not set(e.random) <= set(e.single.random):",
+     "    if not isinstance(e, IidExpectation):"),
+    ("rules/matrices.py", "            if not (ring_zero(minor) or local.prove(rel.Eq(minor, 0))):\n                return None",
+     "            if False:\n                return None"),
+    ("rules/matrices.py", "    if not inside.equal(sp.Sum(entry(i, l) * entry(l, j), (l, 1, n)), entry(i, j)):", "    if False:"),
+    ("rules/order.py", "            if nonempty and inner.prove(strict(f, 0)):", "            if inner.prove(strict(f, 0)):"),
+    ("rules/order.py", "rel.Ge(a.base, b.base), rel.Ge(b.base, 0), rel.Ge(n, 0)), rel.Ge(a, b))", "rel.Ge(a.base, b.base), rel.Ge(n, 0)), rel.Ge(a, b))"),
+    ("rules/__init__.py", "                                     hidden=local.hidden | set(e.variables))",
+     "                                     hidden=local.hidden)"),
+    ("rules/__init__.py", "_CLOSED.append(True)", "pass"),
 ]
 
 
@@ -113,21 +105,20 @@ def main(argv: list[str]) -> int:
         for n in chosen:
             name, old, new = PLANTS[n]
             tree = Path(work, f"plant{n}")
-            shutil.copytree(ROOT / "grpo_verify", tree / "grpo_verify", ignore=shutil.ignore_patterns("__pycache__"))
-            shutil.copytree(ROOT / "tests", tree / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(ROOT / "grpo_verify", tree / "grpo_verify", ignore=ignore)
+            shutil.copytree(ROOT / "derivations", tree / "grpo_verify" / "derivations", ignore=ignore)
+            shutil.copytree(ROOT / "tests", tree / "tests", ignore=ignore)
             path = tree / "grpo_verify" / "proof" / name
             text = path.read_text()
             if old not in text:
-                print(f"{n} {name}: the planted line is no longer in the code; update this script")
+                print(f"{n} {name}: the planted line is no longer in the code; update this script", flush=True)
                 failures += 1
                 continue
             path.write_text(text.replace(old, new, 1))
             env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
-            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                                  "tests/test_kernel.py", "tests/test_soundness.py", "tests/test_smt.py",
-                                  "tests/test_proof_validation.py", "tests/test_smt_translation.py",
-                                  "tests/test_definedness_obligations.py"], cwd=tree, env=env,
-                                 capture_output=True, text=True)
+            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p",
+                                  "no:cacheprovider", *TESTS], cwd=tree, env=env, capture_output=True, text=True)
             closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
             caught = run.returncode != 0
             failures += not caught
