@@ -199,11 +199,26 @@ def test_every_size_from_the_lower_bound_to_the_bound_plus_six_is_tried(symbol, 
 
 def test_the_plans_run_each_integer_symbol_through_its_sizes():
     bounds = {m: sp.Integer(3)}
-    plans = evaluation._plans([m, n, P, Nn], bounds)
-    assert plans[0] == {}  # every symbol drawn at random
-    for symbol, lower in ((m, 3), (n, -2), (P, 1), (Nn, 0)):
-        assert [pl[symbol] for pl in plans if symbol in pl] == list(range(lower, lower + 7)), symbol
-    assert all(len(pl) <= 1 for pl in plans)
+    groups = evaluation._plans([m, n, P, Nn], bounds)
+    assert groups[0] == ([{}], 1)  # every symbol drawn at random
+    for (plans, quota), (symbol, lower) in zip(groups[1:], ((m, 3), (n, -2), (P, 1), (Nn, 0))):
+        assert [pl[symbol] for pl in plans] == list(range(lower, lower + 10)), symbol  # 3 spare sizes
+        assert quota == 7 and all(len(pl) == 1 for pl in plans), symbol
+
+
+def test_sizes_that_admit_no_point_are_replaced_by_larger_ones():
+    """K's declared bound is 1, but K > k >= 1 admits no point at K = 1: seven sizes are still checked."""
+    K = sp.Symbol("K", integer=True, positive=True)
+    verdict = evaluation.evaluate(claim(sp.Sum(r[j], (j, 1, K)), sp.Sum(r[i], (i, 1, K)), "=", at_least(k, 1),
+                                        Assumption("K > k", K > k)))
+    assert not verdict.refuted, verdict.text
+    assert verdict.planned[K][0] == 1 and 1 not in verdict.sizes[K]
+    assert set(range(2, 9)) <= set(verdict.sizes[K]), verdict.sizes[K]
+    # K (K - 1) > 0 sets no bound the plans read, so K = 1 is tried and admits no point; a statement false
+    # only at K = 8 (the declared bound + 7) is refuted
+    two_or_more = Assumption("K (K - 1) > 0", K * (K - 1) > 0)
+    verdict = evaluation.evaluate(claim(sp.Sum(j, (j, 1, K)), 36, "!=", two_or_more))
+    assert verdict.refuted and "K = 8" in verdict.text, verdict.text
 
 
 def test_sizes_of_several_integer_symbols_and_an_upper_bound():

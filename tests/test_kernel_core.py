@@ -812,3 +812,37 @@ def test_has_model_needs_an_equation_for_every_value_to_be_an_identity():
     assert not K.has_model(context, Model({t: 1}, {}, {g: sp.Lambda(u, sp.Integer(1))}, {}))
     with_point = Context([every, hyp(rel.Eq(g(0), 1))])  # inconsistent: g(0) = 0 by the identity
     assert not K.has_model(with_point, Model({t: 1}, {}, {g: sp.Lambda(u, sp.Integer(1))}, {}))
+
+
+def test_every_binder_hides_its_variable_from_what_is_assumed_of_a_free_symbol_of_that_name():
+    """Canonical forms already rename bound variables; hiding them in ``children`` is the second guard, and each
+    binder must keep it: a hypothesis about the free x decides nothing about the bound x below a binder."""
+    assumed = R.Local(ctx(x > 0, i > 5))
+    binders = [
+        (sp.Subs(sp.Derivative(g(x) * y, y), x, -2), x, x > 0),
+        (sp.Derivative(g(x), x), x, x > 0),
+        (sp.Lambda(x, g(x)), x, x > 0),
+        (sp.Sum(r[i], (i, -3, 3)), i, i > 5),
+        (sp.Product(r[i], (i, -3, 3)), i, i > 5),
+        (SquareMatrix(P, sp.Lambda((i, j), r[i] * r[j])), i, i > 5),  # its range 1..P does not give i > 5
+    ]
+    for term, variable, condition in binders:
+        assert assumed.prove(condition), term
+        below = [inner for _n, arg, inner in R.children(term, assumed) if arg.has(variable) and arg != variable]
+        assert below, term
+        assert all(variable in inner.hidden and not inner.prove(condition) for inner in below), term
+    e = Expectation.over("E_r", r)(r[1])
+    (_n, _arg, inner), = R.children(e, R.Local(ctx(r[1] > 0)))
+    assert r in inner.hidden and not inner.prove(r[1] > 0)
+
+
+def test_no_rule_can_be_registered_once_the_rule_book_is_loaded():
+    def sum_of_anything_is_zero(e, local):
+        return sp.Integer(0) if isinstance(e, sp.Sum) else None
+
+    sum_of_anything_is_zero.__module__ = R.__name__ + ".forged"  # the module check alone would let it in
+    with pytest.raises(ValueError, match="registered only by the modules"):
+        R.rule("normal")(sum_of_anything_is_zero)
+    assert "sum_of_anything_is_zero" not in R.RULES
+    with pytest.raises(TypeError):
+        R.RULES["sum_of_anything_is_zero"] = R.Rule("sum_of_anything_is_zero", "normal", sum_of_anything_is_zero)

@@ -2401,6 +2401,23 @@ def test_a_piecewise_beside_a_square_matrix_is_still_resolved_without_rebuilding
 # theorem.establishes), with the refutation step left out. A false statement it proves is a hole in the
 # trusted base that only the evaluator's luck covers.
 
+def _model_of_the_assumptions(result, ctx):
+    """A model of the assumptions alone: the evaluator refutes a false claim at its first admissible point and
+    keeps no point, but the kernel must refuse the claim even where the assumptions have a model."""
+    import dataclasses
+
+    from grpo_verify import evaluation
+    from grpo_verify.proof import check as checking
+
+    vacuous = dataclasses.replace(result, lhs=sp.Integer(0), rhs=sp.Integer(0), relation="=", steps=(), using=(),
+                                  induction=None, minimum_at=None)
+    for point in evaluation.evaluate(vacuous).points:
+        model = checking.model_of(point)
+        if kernel.has_model(ctx, model):
+            return model
+    return None
+
+
 def kernel_alone(build: Build) -> bool:
     """Whether the kernel alone (no refutation by the evaluator) proves the statement ``build`` makes."""
     from grpo_verify.proof import check as checking
@@ -2414,7 +2431,7 @@ def kernel_alone(build: Build) -> bool:
         if not result.steps and result.lhs == result.rhs:
             return False
         ctx = kernel.Context(_hypotheses(result))
-        if ctx.hyps and checking.find_model(result, ctx) is None:
+        if ctx.hyps and checking.find_model(result, ctx) is None and _model_of_the_assumptions(result, ctx) is None:
             return False
         contexts = [(ctx, "symbolic", [])]
         if result.for_each is not None:

@@ -2,7 +2,9 @@
 kernel's rules.
 
 For each integer symbol of a result (a group size, an index, a count) every value from its lower bound
-(from the assumptions or its declared sign) up to the bound + 6 is tried, the other symbols drawn at
+(from the assumptions or its declared sign) up to the bound + 6 is tried, and further values (up to
+``EXTRA``) where some of those admit no point (a bound the assumptions set through another symbol), so
+that seven admissible sizes are reached; the other symbols are drawn at
 random (rationals of their declared types, indexed entries, constant functions, two-outcome i.i.d.
 distributions, or a derivation's hint), the defining equations resolved. A point is *admissible* when
 every assumption holds there exactly (an assumption for every index at each index of its range, an
@@ -24,6 +26,7 @@ from grpo_verify.evaluation.points import (Distribution, Filler, Point, declared
 from grpo_verify.evaluation.values import NoValue, Undefined, sign, symbols_of, value
 
 SPAN = 6  # sizes from the lower bound to the bound + SPAN
+EXTRA = 3  # sizes beyond the bound + SPAN tried in place of sizes that admitted no point
 TRIES = 3  # random points per size
 
 
@@ -35,6 +38,7 @@ class Verdict:
     sizes: dict = field(default_factory=dict)  # symbol -> sorted values at which an admissible point was found
     points: list = field(default_factory=list)  # admissible points (for the kernel's model check)
     links: dict = field(default_factory=dict)  # step number -> where that link fails (the statement may hold)
+    planned: dict = field(default_factory=dict)  # symbol -> the sizes tried (lower bound .. bound + SPAN, or more)
 
 
 def _formulas(result):
@@ -122,17 +126,19 @@ def _identity(filler: Filler, eq, variables) -> bool:
 
 
 def _plans(symbols, bounds, listed=None):
-    """Size assignments: each integer symbol through its lower bound .. bound + SPAN (the others free), of the
-    declared parity; a result checked value by value only at its listed values."""
+    """Groups of size assignments: for each integer symbol, its lower bound .. bound + SPAN + EXTRA (the others
+    free), of the declared parity, of which the first SPAN + 1 that admit a point are checked; a result checked
+    value by value only at its listed values (every one)."""
     if listed is not None:
-        return [{listed.symbol: sp.Integer(v)} for v in listed.values]
-    plans = [{}]
+        return [([{listed.symbol: sp.Integer(v)} for v in listed.values], len(listed.values))]
+    groups = [([{}], 1)]
     for s in symbols:
         b = bounds.get(s, declared_lower_bound(s))
         b = int(b) if b is not None and b != -sp.oo else -2
-        plans += [{s: sp.Integer(v)} for v in range(b, b + SPAN + 1)
-                  if not (s.is_even and v % 2) and not (s.is_odd and not v % 2)]
-    return plans
+        sizes = [v for v in range(b, b + SPAN + EXTRA + 1)
+                 if not (s.is_even and v % 2) and not (s.is_odd and not v % 2)]
+        groups.append(([{s: sp.Integer(v)} for v in sizes], len([v for v in sizes if v <= b + SPAN])))
+    return groups
 
 
 def _compare(lhs, relation, rhs) -> bool:
@@ -173,10 +179,16 @@ def _evaluate(result, seed: int) -> Verdict:
     intervals = real_bounds(conditions)
     rng = random.Random(seed)
     checked, sizes, points, links = 0, {s: set() for s in symbols}, [], {}
-    plans = _plans(symbols, bounds, result.for_each or result.fallback)
+    groups = _plans(symbols, bounds, result.for_each or result.fallback)
+    plans = [(plan, quota, n) for group, quota in groups for n, plan in enumerate(group)]
     wanted = TRIES if len(plans) > 1 else 3 * TRIES  # without sizes to vary, more points of the real symbols
-    for plan in plans:
-        found = 0
+    reached, tried = 0, []
+    for plan, quota, n in plans:
+        reached = 0 if n == 0 else reached
+        if reached >= quota:
+            continue  # this symbol's sizes are done
+        tried.append(plan)
+        found = checked_here = 0
         for attempt in range(wanted * 4):
             if found >= wanted:
                 break
@@ -201,6 +213,7 @@ def _evaluate(result, seed: int) -> Verdict:
                 return Verdict(True, f"counterexample at {_describe(filler.point)}: {sp.sstr(lhs)[:120]} "
                                      f"{result.relation} {sp.sstr(rhs)[:120]} is false", checked, sizes, points)
             checked += 1
+            checked_here += 1
             if len(points) < 3:
                 _check_links(result, filler, links)
             for s in symbols:
@@ -208,10 +221,12 @@ def _evaluate(result, seed: int) -> Verdict:
                     sizes[s].add(int(filler.point.values[s]))
             if len(points) < 4:
                 points.append(filler.point)
+        reached += checked_here > 0
     covered = ", ".join(f"{s} in {_span(sorted(v))}" for s, v in sizes.items() if v)
     text = (f"holds at {checked} admissible points" + (f" ({covered})" if covered else "")) if checked else \
         "no admissible point was found to evaluate at"
-    return Verdict(False, text, checked, {s: sorted(v) for s, v in sizes.items()}, points, links)
+    planned = {s: sorted({int(plan[s]) for plan in tried if s in plan}) for s in symbols}
+    return Verdict(False, text, checked, {s: sorted(v) for s, v in sizes.items()}, points, links, planned)
 
 
 def _check_links(result, filler: Filler, failures: dict) -> None:
