@@ -33,6 +33,9 @@ def test_the_evaluator_finds_every_result_true_at_small_sizes(result):
     assert not verdict.refuted, verdict.text
     assert verdict.checked > 0, verdict.text
     assert not verdict.links, verdict.links  # every link holds at the points too
+    for symbol, tried in verdict.planned.items():  # seven sizes of each integer symbol (or every listed one)
+        reached = [v for v in tried if v in verdict.sizes[symbol]]
+        assert len(reached) >= min(len(tried), evaluation.SPAN + 1), (symbol, tried, verdict.sizes[symbol])
 
 
 def test_every_claim_family_is_present():

@@ -90,7 +90,9 @@ def test_chunking_does_not_change_k():
 
 
 def test_naive_batched_and_torch_func_agree_with_the_loop():
-    model = tiny_llama(True, attn="eager")
+    # sdpa, not eager: transformers' eager attention takes its softmax in float32 (rounding ~1e-9 between the
+    # padded batch and the unpadded rows), so it cannot be held to a float64 tolerance.
+    model = tiny_llama(True)
     ids, mask, start = batch("right")
     loop = naive_gram(model, ids, mask, start, "mean")
     batched = naive_gram(model, ids, mask, start, "mean", mode="batched")
