@@ -1,7 +1,7 @@
 """Plant each of the proof kernel's checks' bugs in a copy of the package and run the kernel tests.
 
 Every plant is a plausible developer bug in the trusted base (grpo_verify/proof: terms, arith, definedness,
-theorem, rules/): a side condition dropped, a binder that stops hiding its variable, a model check that
+theorem, relations, result's cache, rules/): a side condition dropped, a binder that stops hiding its variable, a model check that
 passes too easily. Each must make ``tests/test_kernel_rules.py``, ``tests/test_kernel_core.py``,
 ``tests/test_soundness.py`` or ``tests/test_proof_validation.py`` fail; a plant that leaves them green is a
 check no test pins. Run from the repository root (two to three minutes per plant on one core):
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ["tests/test_kernel_rules.py", "tests/test_kernel_core.py", "tests/test_soundness.py",
-         "tests/test_proof_validation.py"]
+         "tests/test_soundness_round2.py", "tests/test_proof_validation.py"]
 
 # (file under grpo_verify/proof/, the text as it is, the planted bug)
 PLANTS = [
@@ -51,17 +51,17 @@ PLANTS = [
     ("theorem.py", "                if speaks_of(q.formula.xreplace({qd: sp.Dummy()}), hidden):", "                if False:"),
     ("theorem.py", "            elif not ctx.prove(at(h.formula)):", "            elif False:"),
     ("theorem.py", "    for g in ctx.hyps:\n        if h.every and g.every == h.every", "    return True\n    for g in ctx.hyps:\n        if h.every and g.every == h.every"),
-    ("theorem.py", "    if any(not isinstance(c, Cited) or not c.hyps <= ctx.hyps for c in cited):",
-     "    if any(not isinstance(c, Cited) for c in cited):"),
+    ("theorem.py", "    if any(not _made(c, Cited) or not c.hyps <= ctx.hyps for c in cited):",
+     "    if any(not _made(c, Cited) for c in cited):"),
     ("theorem.py", "    if speaks_of(eq.lhs.xreplace({v: 0 for v in eq.pattern}), local.hidden) or \\", "    if False and \\"),
-    ("theorem.py", "    if not isinstance(theorem, Theorem) or not theorem.hyps <= frozenset(hyps):", "    if not isinstance(theorem, Theorem):"),
+    ("theorem.py", "    if not _made(theorem, Theorem) or not theorem.hyps <= frozenset(hyps):", "    if not _made(theorem, Theorem):"),
     ("theorem.py", "    (\">=\", \">=\"): \">=\", (\">\", \">=\"): \">\", (\">=\", \">\"): \">\", (\">\", \">\"): \">\"}",
      "    (\">=\", \">=\"): \">=\", (\">\", \">=\"): \">\", (\">=\", \">\"): \">\", (\">\", \">\"): \">\", (\"<=\", \">=\"): \"<=\"}"),
     ("theorem.py", "            if not lower or subst(f, {n: sp.Integer(base)}) is not sp.true:", "            if False:"),
     ("theorem.py", "        if x in free_symbols(h.formula) and (h.index or h.every or not _constant_bound(h.formula, x)):",
      "        if False:"),
     ("theorem.py", "        if sum(p for p, _ in outcomes) != 1 or any(", "        if any("),
-    ("theorem.py", "                f = canon(_at_model(f, model, h.every))", "                f = canon(_at_model(f, model))"),
+    ("theorem.py", "        f = canon(_at_model(f, model, every))", "        f = canon(_at_model(f, model))"),
     ("theorem.py", "    if ctx.model is not None:\n        raise Unproved", "    if False:\n        raise Unproved"),
     # -- rules
     ("rules/sums.py", "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):\n        return None\n    return (hi - lo + 1) * f",
@@ -95,6 +95,18 @@ PLANTS = [
     ("rules/__init__.py", "                                     hidden=local.hidden | set(e.variables))",
      "                                     hidden=local.hidden)"),
     ("rules/__init__.py", "_CLOSED.append(True)", "pass"),
+    # -- from the second red team (tests/test_soundness_round2.py)
+    ("arith.py", "        v = sp.N(e, 50, strict=True)", "        v = sp.N(e, 50)"),
+    ("arith.py", "                value = sp.N(e, 60, strict=True)", "                value = sp.N(e, 60)"),
+    ("arith.py", "        return self.atoms[e]\n", "        return z3.ToReal(self.atoms[e]) if self.atoms[e].sort() == z3.IntSort() else self.atoms[e]\n"),
+    ("definedness.py", "_NONSMOOTH = (sp.Piecewise, sp.KroneckerDelta, sp.binomial, MatrixRank)",
+     "_NONSMOOTH = (sp.Piecewise, sp.KroneckerDelta, sp.binomial)"),
+    ("theorem.py", "free_symbols(rhs)) - mentioned - brought", "free_symbols(rhs)) - mentioned"),
+    ("theorem.py", "    if not (_made(first, Theorem) and _made(second, Theorem)):", "    if False:"),
+    ("theorem.py", "    return type(x) is cls and x in _MADE", "    return isinstance(x, cls)"),
+    ("relations.py", "            if not all(a.is_real is True for a in args):", "            if False:"),
+    ("terms.py", "or (v is False and k not in NEGATABLE)}", "}"),
+    ("result.py", "        if refresh or cached is None or not _same(cached[0], statement):", "        if refresh or cached is None:"),
 ]
 
 

@@ -58,6 +58,8 @@ CHECK_REFUSALS = [
     (sp.Symbol("e", even=True), "e is declared even; the kernel knows only real, integer and sign declarations"),
     (sp.Symbol("pr", prime=True), "declared"),
     (sp.Symbol("ra", rational=True), "ra is declared rational"),
+    (sp.Symbol("ne", integer=True, even=False), "ne is declared even=False"),  # SymPy builds (-1)**ne as -1
+    (sp.Symbol("zs", real=True, positive=False, negative=False), "negative=False, positive=False"),
     (sp.IndexedBase("cb")[1], "cb[1] may be complex; declare IndexedBase(cb, real=True)"),
     (r[x], "the index x of r[x] is not an integer"),
     (r[sp.Rational(1, 2)], "the index 1/2 of r[1/2] is not an integer"),
@@ -274,7 +276,8 @@ def test_a_derivative_needs_its_conditions_strictly_and_no_kink():
     # what does not move with the variable keeps its own condition
     assert (rel.Ge(y, 0), (), frozenset(), False) in conditions(sp.Derivative(x * sp.sqrt(y), x))
     # not differentiable anywhere it moves: refused outright
-    for jump in (sp.Piecewise((x, x > 0), (0, True)), x * delta(k, 1) + sp.Piecewise((1, x > 1), (0, True))):
+    for jump in (sp.Piecewise((x, x > 0), (0, True)), x * delta(k, 1) + sp.Piecewise((1, x > 1), (0, True)),
+                 MatrixRank(sp.Matrix([[x]])), MatrixRank(SquareMatrix(2, sp.Lambda((i, j), x * delta(i, j))))):
         assert (sp.false, (), frozenset(), False) in conditions(sp.Derivative(jump, x)), jump
     # differentiable away from a kink: a kink obligation (or refused outright)
     for kink in (sp.Abs(x), sp.Min(x, 1), sp.Max(x ** 2, y) + 1):
@@ -379,6 +382,24 @@ def test_closed_sign():
     assert closed_sign(x - 1) is None
     assert closed_sign(sp.exp(-100)) is None  # within the margin and not algebraic: undecided
     assert closed_sign(sp.exp(-100) - sp.exp(-100) * (1 + sp.Rational(1, 10 ** 60))) is None
+    # a 50-digit evaluation that lost every digit (here to 0.e+268) is no sign: exactly 0, and 1e-10 > 0
+    assert closed_sign((sp.log(4) - 2 * sp.log(2)) * sp.exp(1000)) is None
+    assert closed_sign((sp.exp(300) + 1) ** 2 + sp.Rational(1, 10 ** 10) - sp.exp(600) - 2 * sp.exp(300) - 1) is None
+    assert closed_sign(sp.exp(1000)) == 1 and closed_sign(-sp.pi ** 100) == -1
+
+
+def test_entails_bounds_a_closed_number_only_from_digits_it_kept():
+    zero = (sp.log(4) - 2 * sp.log(2)) * sp.exp(1000)  # = 0; its evaluation lost every digit
+    assert not entails([], sp.log(1 + zero) + x ** 2 > 1)
+    assert entails([], sp.exp(1) + x ** 2 > 2)
+    assert entails([], sp.exp(sp.exp(600)) > 0)  # exp(u) > 0 without its digits
+
+
+def test_entails_integers_without_timing_out():
+    # z3 5.4 gave up (3 s) on to_real(k) < to_real(n) < to_real(k) + 1; integer atoms are now Int-sorted
+    assert entails([k < n], n - k >= 1) and entails([k < n, n < k + 2], rel.Eq(n, k + 1))
+    assert not entails([k < n], n - k >= 2) and not entails([x < y], y - x >= 1)
+    assert entails([n > 0], 1 / n <= 1) and not entails([n > 0], 1 / n < 1)  # real division, not integer
 
 
 # == theorems: construction, link, chain, establishes ====================================================
@@ -398,6 +419,37 @@ def test_a_theorem_is_made_only_by_the_kernel_and_is_immutable():
     c = cite(ctx(x > 0), hyp(x > 0))
     with pytest.raises(AttributeError):
         c.rhs = 5
+
+
+def test_only_theorems_and_citations_the_rules_made_are_accepted():
+    genuine = link(EMPTY, x, "=", x)
+    forged = object.__new__(Theorem)
+    for name, value in (("hyps", frozenset()), ("lhs", canon(x)), ("relation", "="), ("rhs", canon(x + 1)),
+                        ("rules", frozenset())):
+        object.__setattr__(forged, name, value)
+    assert not K.establishes(forged, (), x, "=", x + 1) and K.establishes(genuine, (), x, "=", x)
+    assert "only theorems the kernel made" in refused(cite, EMPTY, forged)
+    assert "only theorems the kernel made can be chained" in refused(K.chain, genuine, forged)
+    twin = link(EMPTY, x + 1, "=", x + 1)
+    assert "only theorems the kernel made can be chained" in refused(K.chain, forged, twin)
+
+    class Lookalike:  # duck-typed: every attribute of a Theorem
+        hyps, lhs, relation, rhs, rules = frozenset(), canon(x + 1), "=", canon(x), frozenset()
+    assert "only theorems the kernel made can be chained" in refused(K.chain, Lookalike(), genuine)
+    fake_citation = object.__new__(K.Cited)
+    for name, value in (("lhs", canon(x)), ("relation", "="), ("rhs", canon(x + 1)), ("pattern", ()),
+                        ("name", "forged"), ("hyps", frozenset())):
+        object.__setattr__(fake_citation, name, value)
+    with pytest.raises(Unproved):
+        link(EMPTY, x * 2, "=", (x + 1) * 2, cited=[fake_citation])
+
+
+def test_a_closed_relation_between_numbers_that_are_not_real_is_refused():
+    for lhs, rhs in ((sp.I, sp.I), (sp.zoo, sp.zoo), (sp.I * sp.pi, sp.I * sp.pi)):
+        for relation in (sp.Eq, sp.Ge):
+            with pytest.raises(KernelError, match="not real"):
+                rel.rebuilt(relation(x, x, evaluate=False), [lhs, rhs])
+    assert rel.rebuilt(sp.Eq(x, x, evaluate=False), [sp.sqrt(2), sp.sqrt(2)]) is sp.true
 
 
 def test_link_refuses_a_rule_that_is_not_from_the_registry():
@@ -568,7 +620,7 @@ def test_cite_a_hypothesis_of_the_context():
     assert "for every index" in refused(cite, Context([quantified]), quantified)
     either = hyp(sp.Or(x > 0, x < -1))
     assert "only a relation" in refused(cite, Context([either]), either)
-    assert "only theorems and hypotheses" in refused(cite, EMPTY, "a lemma")
+    assert "only theorems the kernel made and hypotheses" in refused(cite, EMPTY, "a lemma")
 
 
 def test_an_equation_at_the_current_point_does_not_rewrite_inside_a_derivative():
@@ -738,6 +790,20 @@ def test_has_model_accepts_an_exact_model():
     assert K.has_model(ctx(r[1] + r[2] > 1), Model({}, {r: {(1,): 1, (2,): sp.Rational(1, 2)}}, {}, {}))
     assert K.has_model(ctx(gp(x) > 1), Model({x: 0}, {}, {gp: sp.Lambda(u, u ** 2 + 2)}, {}))
     assert K.has_model(ctx(sp.Sum(r[j], (j, 1, n)) > 2), Model({n: 2}, {r: {(1,): 1, (2,): 3}}, {}, {}))
+
+
+def test_has_model_needs_every_hypothesis_defined_at_the_model():
+    # a context presupposes what its relations mention is defined (sqrt(x) = sqrt(x) gives x >= 0): so must a model
+    for hypothesis, undefined_at in ((rel.Eq(sp.sqrt(x), sp.sqrt(x)), -1), (rel.Eq(1 / x, 1 / x), 0),
+                                     (rel.Ge(sp.log(x), sp.log(x)), -1)):
+        assert not K.has_model(ctx(hypothesis, x < 1), Model({x: undefined_at}, {}, {}, {}))
+        assert K.has_model(ctx(hypothesis, x < 1), Model({x: sp.Rational(1, 2)}, {}, {}, {}))
+    # a sum over a reversed range is undefined (SymPy's Karr convention gives sum_{j=1}^{-2} 1 = -2, a real number)
+    reversed_range = ctx(rel.Eq(sp.Sum(1, (j, 1, n)), n), n < 0)
+    assert not K.has_model(reversed_range, Model({n: -2}, {}, {}, {}))
+    assert link(reversed_range, n, "=", n + 1)  # the context is contradictory: it has no model
+    assert K.has_model(ctx(rel.Eq(sp.Sum(1, (j, 1, n)), n), n < 3), Model({n: 2}, {}, {}, {}))
+    assert not K.has_model(ctx(rel.Eq(sp.Min(x, 1 / x), x), x < 1), Model({x: 0}, {}, {}, {}))  # not a crash
 
 
 def test_has_model_refuses_a_wrong_or_missing_value():

@@ -25,7 +25,10 @@ from sympy.core.function import AppliedUndef
 from grpo_verify.proof.operators import MatrixRank
 from grpo_verify.proof.terms import integer_valued
 
-TIMEOUT_MS = 3000
+# A deterministic resource limit decides when z3 gives up (the proved set does not depend on the machine's
+# load); the wall-clock timeout is only a backstop. The derivations' hardest entailment takes < 50,000 units.
+RESOURCE_LIMIT = 3_000_000
+TIMEOUT_MS = 60_000
 
 
 def _atomize(e, table: dict, roots: dict):
@@ -104,13 +107,11 @@ def closed_sign(e) -> int | None:
         return None
     if ring_zero(e):
         return 0
-    try:
-        v = sp.N(e, 50)
+    try:  # strict: an evaluation that lost its digits (cancellation, or an exact 0) raises, never reads as a sign
+        v = sp.N(e, 50, strict=True)
     except Exception:  # noqa: BLE001
-        return None
-    if not v.is_real or not v.is_Number:
-        return None
-    if abs(v) > sp.Rational(1, 10 ** 30):
+        v = None
+    if v is not None and v.is_real and v.is_Number and abs(v) > sp.Rational(1, 10 ** 30):
         return 1 if v > 0 else -1
     try:
         t = sp.Dummy("t")
@@ -136,11 +137,12 @@ class _Z3:
             name = f"v{len(self.atoms)}"
             self.atoms[e] = z3.Int(name) if (integer and self.integers) else z3.Real(name)
             self._declared(e, self.atoms[e])
-        v = self.atoms[e]
-        return z3.ToReal(v) if v.sort() == z3.IntSort() else v
+        # An integer atom stays Int-sorted (z3 5.4 times out on to_real(a) < to_real(b) < to_real(a) + 1); every
+        # division below has a Real numerator, so no integer division arises.
+        return self.atoms[e]
 
     def _declared(self, e, v):
-        x = z3.ToReal(v) if v.sort() == z3.IntSort() else v
+        x = v  # Int-sorted for an integer atom, as in ``var``
         if isinstance(e, (sp.Symbol, sp.Indexed, AppliedUndef)):
             for key, rel in (("positive", x > 0), ("negative", x < 0), ("nonnegative", x >= 0),
                              ("nonpositive", x <= 0), ("nonzero", x != 0)):
@@ -150,10 +152,11 @@ class _Z3:
             self.facts.append(x >= 0)
         elif not sp.sympify(e).free_symbols and e.is_number:
             try:
-                value = sp.N(e, 60)
-            except Exception:  # noqa: BLE001
+                value = sp.N(e, 60, strict=True)
+            except Exception:  # noqa: BLE001 - no bounds where the evaluation lost its digits
                 return
-            if value.is_real and value.is_Number:
+            # bounds only for a moderate magnitude: exp(exp(600)) has ~10^260 digits as a rational
+            if value.is_real and value.is_Number and sp.Rational(1, 10 ** 300) < abs(value) < 10 ** 300:
                 mid = sp.Rational(str(value))
                 margin = (abs(mid) + 1) / sp.Integer(10) ** 40  # relative: 60 digits, 20 of them to spare
                 self.facts += [x > _q(mid - margin), x < _q(mid + margin)]
@@ -161,7 +164,7 @@ class _Z3:
     def term(self, e):
         e = sp.sympify(e)
         if e.is_Rational:
-            return z3.RealVal(str(e))
+            return z3.IntVal(int(e)) if (e.is_Integer and self.integers) else z3.RealVal(str(e))
         if isinstance(e, sp.Add):
             return z3.Sum([self.term(a) for a in e.args])
         if isinstance(e, sp.Mul):
@@ -286,6 +289,7 @@ def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> 
         return False
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
+    solver.set("rlimit", RESOURCE_LIMIT)
     solver.add(*hyps, *t.facts, negated)
     try:
         return solver.check() == z3.unsat

@@ -24,7 +24,7 @@ import sympy as sp
 
 from grpo_verify.proof import relations as rel
 
-from grpo_verify.proof.operators import Expectation, SquareMatrix
+from grpo_verify.proof.operators import Expectation, MatrixRank, SquareMatrix
 from grpo_verify.proof.terms import free_symbols, integer_valued, outermost
 
 
@@ -37,7 +37,7 @@ class Obligation:
     kink: tuple | None = None  # (F, d, p): F must be differentiable in d at p
 
 
-_NONSMOOTH = (sp.Piecewise, sp.KroneckerDelta, sp.binomial)
+_NONSMOOTH = (sp.Piecewise, sp.KroneckerDelta, sp.binomial, MatrixRank)  # MatrixRank: integer-valued, it jumps
 _KINKED = (sp.Min, sp.Max, sp.Abs)  # differentiable where no kink is hit: a kink obligation
 
 

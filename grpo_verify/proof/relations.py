@@ -39,6 +39,9 @@ def rebuilt(e, args):
     evaluation of closed numbers decides it; SymPy's Piecewise refuses an unevaluated numeric condition)."""
     if isinstance(e, sp.Rel):
         if all(getattr(a, "is_number", False) and not a.free_symbols for a in args):
+            if not all(a.is_real is True for a in args):  # SymPy decides Eq(I, I) and Eq(zoo, zoo): True
+                from grpo_verify.proof.terms import KernelError
+                raise KernelError(f"{sp.sstr(e.func(*args, evaluate=False))} compares a number that is not real")
             return type(e)(*args)
         return BY_CLASS[type(e)](*args)
     return e.func(*args)

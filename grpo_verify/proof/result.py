@@ -10,7 +10,8 @@ and returns a ``ResultReport``; a link no rule establishes is *unproved*, never 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Union
 
 import sympy as sp
@@ -283,7 +284,6 @@ class Result:
     by: tuple = ()  # the kernel rules of the one link of a result without steps (and of induction's links)
     model: object = None  # a model of the assumptions, or a hint for one: see grpo_verify.proof.models
     family: str = ""  # set by the catalogue from the derivation module
-    _report: "ResultReport | None" = field(default=None, init=False, repr=False)
     defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
 
     def __post_init__(self) -> None:
@@ -326,7 +326,7 @@ class Result:
 
     def __setattr__(self, key: str, value) -> None:
         # the kernel caches its report: a statement changed after checking would keep a stale verdict
-        if (key in self._STATEMENT or key == "_report") and self.__dict__.get("_frozen"):
+        if key in self._STATEMENT and self.__dict__.get("_frozen"):
             raise AttributeError(f"{self.name}: a Result is immutable once built ({key} cannot change)")
         super().__setattr__(key, value)
 
@@ -351,10 +351,12 @@ class Result:
         return None
 
     def check(self, *, refresh: bool = False) -> "ResultReport":
-        """The kernel's report; cached, since results are immutable once defined."""
-        if self._report is None or refresh:
-            object.__setattr__(self, "_report", checking.check(self))
-        return self._report
+        """The kernel's report, cached for the statement it was made for (checked again if that changed)."""
+        statement = _fingerprint(tuple(self.__dict__.get(k) for k in self._STATEMENT))
+        cached = _REPORTS.get(self)
+        if refresh or cached is None or not _same(cached[0], statement):
+            _REPORTS[self] = (statement, checking.check(self))
+        return _REPORTS[self][1]
 
     def at(self, values: dict) -> Instance:
         """This result at ``values`` of some of its free symbols, to cite in ``using=``."""
@@ -374,8 +376,29 @@ class Result:
         clone = Result.__new__(Result)
         clone.__dict__.update(self.__dict__)
         clone.__dict__["assumptions"] = tuple(a for a in self.assumptions if a is not assumption)
-        object.__setattr__(clone, "_report", None)
         return clone
+
+
+# The kernel's reports, kept outside the results with the statement each was made for: a statement changed
+# after checking (through __dict__ or object.__setattr__, on the result or inside its frozen parts) is checked
+# again, and no attribute of a result holds a verdict one could overwrite.
+_REPORTS: "weakref.WeakKeyDictionary[Result, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _fingerprint(x):
+    """``x`` with its tuples and frozen dataclasses (not other results) opened up, to compare leaf by leaf."""
+    if isinstance(x, (tuple, list)):
+        return (type(x), tuple(_fingerprint(a) for a in x))
+    if is_dataclass(x) and not isinstance(x, (type, Result)):
+        return (type(x), tuple(_fingerprint(getattr(x, f.name, None)) for f in fields(x)))
+    return x
+
+
+def _same(a, b) -> bool:
+    """The same fingerprint: leaves identical (SymPy terms are immutable: a change is a new object)."""
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a is b
 
 
 from grpo_verify.proof import check as checking  # noqa: E402 - the checker reads these classes

@@ -29,6 +29,7 @@ class KernelError(ValueError):
 # SymPy's constructors would use it and the kernel would not
 DECLARATIONS = {"real", "integer", "positive", "negative", "nonnegative", "nonpositive", "nonzero", "commutative",
                 "finite", "extended_real", "complex", "hermitian", "imaginary", "infinite"}
+NEGATABLE = {"imaginary", "infinite"}  # False for every real symbol already
 SIGNS = ("positive", "negative", "nonnegative", "nonpositive", "nonzero")
 FUNCTIONS = (sp.exp, sp.log, sp.KroneckerDelta, sp.binomial, sp.Min, sp.Max, sp.Abs, sp.Piecewise)
 BINDERS = (sp.Sum, sp.Product, sp.Lambda, sp.Subs, sp.Derivative)
@@ -64,7 +65,10 @@ def _check(e: sp.Basic, where: str) -> None:
     if e in (sp.pi, sp.E):
         return
     if isinstance(e, (sp.Symbol, sp.Dummy)):
-        bad = {k for k, v in _declared(e).items() if v is True and k not in DECLARATIONS}
+        # A declaration given as False (even=False, positive=False, ...) makes SymPy build with what it implies,
+        # which neither the kernel nor the evaluator reads: refused, like an unknown one.
+        bad = {k if v else f"{k}=False" for k, v in _declared(e).items()
+               if (v is True and k not in DECLARATIONS) or (v is False and k not in NEGATABLE)}
         if e.is_real is not True:
             raise KernelError(f"{where}: the symbol {e} may be complex (SymPy's default); declare its domain, e.g. "
                               f"Symbol({e.name!r}, real=True)")

@@ -17,6 +17,7 @@ subset of) its hypotheses. Nothing is decided by evaluating sums, derivatives or
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -33,6 +34,13 @@ from grpo_verify.proof.terms import (KernelError, canon, canon_written, canonica
                                      expand_computations, free_symbols, integer_valued, subst)
 
 _TOKEN = object()
+# Every Theorem and Cited the rules made: an object built around the token (object.__new__ and
+# object.__setattr__) is not among them, and no rule accepts it.
+_MADE: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _made(x, cls) -> bool:
+    return type(x) is cls and x in _MADE
 
 
 class Unproved(Exception):
@@ -157,7 +165,7 @@ def _has_operator(e) -> bool:
 class Theorem:
     """See the module docstring. Built only by this module's rules."""
 
-    __slots__ = ("hyps", "lhs", "relation", "rhs", "rules")
+    __slots__ = ("hyps", "lhs", "relation", "rhs", "rules", "__weakref__")
 
     def __init__(self, token, hyps, lhs, relation, rhs, rules):
         if token is not _TOKEN:
@@ -165,6 +173,7 @@ class Theorem:
         for name, value in (("hyps", frozenset(hyps)), ("lhs", lhs), ("relation", relation), ("rhs", rhs),
                             ("rules", frozenset(rules))):
             object.__setattr__(self, name, value)
+        _MADE.add(self)
 
     def __setattr__(self, key, value):
         raise AttributeError("a Theorem is immutable")
@@ -180,7 +189,7 @@ class Cited:
     equation rewrites, any other relation is a fact. ``pattern``: variables the statement holds for every
     value of (of their declared type), so that it may rewrite where they are bound (inside a derivative)."""
 
-    __slots__ = ("lhs", "relation", "rhs", "pattern", "name", "hyps")
+    __slots__ = ("lhs", "relation", "rhs", "pattern", "name", "hyps", "__weakref__")
 
     def __init__(self, token, lhs, relation, rhs, pattern, name, hyps):
         if token is not _TOKEN:
@@ -188,6 +197,7 @@ class Cited:
         for key, value in (("lhs", lhs), ("relation", relation), ("rhs", rhs), ("pattern", tuple(pattern)),
                            ("name", name), ("hyps", frozenset(hyps))):
             object.__setattr__(self, key, value)
+        _MADE.add(self)
 
     def __setattr__(self, key, value):
         raise AttributeError("a citation is immutable")
@@ -215,8 +225,8 @@ def cite(ctx: Context, source, values: dict | None = None, name: str = "") -> Ci
         if relation is None:
             raise Unproved(f"{name}: only a relation can be cited")
         return Cited(_TOKEN, f.lhs, relation, f.rhs, tuple(source.every), name, ctx.hyps)
-    if not isinstance(source, Theorem):
-        raise Unproved(f"{name}: only theorems and hypotheses can be cited")
+    if not _made(source, Theorem):
+        raise Unproved(f"{name}: only theorems the kernel made and hypotheses can be cited")
     values = {canon(k): canon(sp.sympify(v)) for k, v in (values or {}).items()}
     free = free_symbols(source.lhs) | free_symbols(source.rhs)
     for h in source.hyps:
@@ -245,9 +255,12 @@ def cite(ctx: Context, source, values: dict | None = None, name: str = "") -> Ci
         lhs, rhs = at(source.lhs), at(source.rhs)
     except KernelError as exc:
         raise Unproved(f"{name}: {exc}") from exc
+    # The instance holds for every value of a variable that its hypotheses do not mention and that no value
+    # brought in (a value was shown to fit, and to be defined, at this context's point only).
     mentioned = set().union(*[free_symbols(h.formula) | (free_symbols(sp.Tuple(*h.index[1:])) if h.index else set())
                               for h in source.hyps] or [set()])
-    pattern = tuple(sorted((v for v in free - mentioned - set(values)
+    brought = set().union(*[free_symbols(value) for value in values.values()] or [set()])
+    pattern = tuple(sorted((v for v in (free_symbols(lhs) | free_symbols(rhs)) - mentioned - brought
                             if v.is_integer is not True and (v.is_positive or v.is_negative or not (
                                 v.is_nonnegative or v.is_nonpositive))), key=str))
     return Cited(_TOKEN, lhs, source.relation, rhs, pattern, name, ctx.hyps)
@@ -398,7 +411,7 @@ def link(ctx: Context, previous, relation: str, nxt, rules=(), cited=()) -> Theo
         raise Unproved("a step names something that is not a registered kernel rule")
     if ctx.model is not None:
         raise Unproved("a step is proved from hypotheses, never in a model")
-    if any(not isinstance(c, Cited) or not c.hyps <= ctx.hyps for c in cited):
+    if any(not _made(c, Cited) or not c.hyps <= ctx.hyps for c in cited):
         raise Unproved("a citation was not discharged under this step's hypotheses")
     check(previous, "a step"), check(nxt, "a step")
     declared: list = []
@@ -443,6 +456,8 @@ _CHAIN[("!=", "=")] = _CHAIN[("=", "!=")] = "!="
 
 def chain(first: Theorem, second: Theorem) -> Theorem:
     """a R b and b S c give a (R;S) c, under the same hypotheses."""
+    if not (_made(first, Theorem) and _made(second, Theorem)):
+        raise Unproved("only theorems the kernel made can be chained")
     if first.rhs != second.lhs or first.hyps != second.hyps:
         raise Unproved("the two links do not meet (or stand under different hypotheses)")
     relation = _CHAIN.get((first.relation, second.relation))
@@ -456,7 +471,7 @@ _IMPLIED = {("=", "<="), ("=", ">="), ("<", "<="), (">", ">="), ("<", "!="), (">
 
 def establishes(theorem: Theorem, hyps, lhs, relation: str, rhs) -> bool:
     """Whether ``theorem`` states ``lhs relation rhs`` under hypotheses among ``hyps``."""
-    if not isinstance(theorem, Theorem) or not theorem.hyps <= frozenset(hyps):
+    if not _made(theorem, Theorem) or not theorem.hyps <= frozenset(hyps):
         return False
     if canon(lhs) != theorem.lhs or canon(rhs) != theorem.rhs:
         return False
@@ -484,7 +499,8 @@ def proves(result, theorem: Theorem, model, value=None) -> bool:
 # -- proof schemes -----------------------------------------------------------------------------------
 
 def _statement(theorem: Theorem, lhs, relation, rhs) -> bool:
-    return theorem.lhs == canon(lhs) and theorem.rhs == canon(rhs) and theorem.relation == relation
+    return _made(theorem, Theorem) and theorem.lhs == canon(lhs) and theorem.rhs == canon(rhs) and \
+        theorem.relation == relation
 
 
 def induction_contexts(ctx: Context, n, base: int, lhs, relation, rhs) -> tuple[Context, Context]:
@@ -679,16 +695,28 @@ def has_model(ctx: Context, model: Model) -> bool:
             instances = [subst(formula, {d: sp.Integer(k)}) for k in range(int(lo), int(hi) + 1)]
         else:
             instances = [formula]
-        for f in instances:
-            for _ in range(3):  # written-out sums reveal entries to fill in
-                f = canon(_at_model(f, model, h.every))
-                f = rel.rebuilt(f, [R.normalize(canon(a), local) for a in f.args]) if isinstance(f, sp.Rel) else f
-            if h.every:
-                if f is not sp.true and not (isinstance(f, sp.Eq) and arith.ring_zero(f.lhs - f.rhs)):
+        try:
+            for f in instances:
+                if not _holds_at_model(f, h.every, model, here, local):
                     return False
-            elif free_symbols(f) or not here.prove(f):
-                return False
+                # a Context presupposes that what a relation mentions is defined: so must the model (every case
+                # found is also caught where the instance is evaluated: a non-real number or a rule refusing)
+                presupposed = [o.condition for o in definedness.obligations(f) if o.condition is not None
+                               and not o.ranges and not o.hidden] if isinstance(f, sp.Rel) else []
+                if not all(_holds_at_model(c, (), model, here, local) for c in presupposed):
+                    return False
+        except (ValueError, TypeError):  # something at the model the kernel (or SymPy: Min(zoo, 0)) refuses
+            return False
     return True
+
+
+def _holds_at_model(f, every, model: Model, here: Context, local) -> bool:
+    for _ in range(3):  # written-out sums reveal entries to fill in
+        f = canon(_at_model(f, model, every))
+        f = rel.rebuilt(f, [R.normalize(canon(a), local) for a in f.args]) if isinstance(f, sp.Rel) else f
+    if every:
+        return f is sp.true or (isinstance(f, sp.Eq) and arith.ring_zero(f.lhs - f.rhs))
+    return not free_symbols(f) and here.prove(f)
 
 
 def _probe(base):
