@@ -52,10 +52,12 @@ DIFFERENTIATION = rules.DIFFERENTIATION
 
 def _normalised_model(sizes: dict) -> dict:
     """A model of the normalisation for every theta, depending on theta: pi(a, theta) =
-    (1 + (2a - K - 1) theta^2 / (2K (1 + theta^2))) / K is positive for every a >= 1 and sums to 1 over
-    a = 1..K for every theta (the coefficients 2a - K - 1 sum to 0)."""
+    (1 + s(a) theta^2 / (2 (1 + theta^2))) / K with s(a) = c / (1 + c^2), c = 2a - K - 1, is positive at every
+    real a and theta (|s| <= 1/2: a model's function is defined at every real argument) and sums to 1 over
+    a = 1..K for every theta (c and -c pair off, and s is odd in c)."""
     size = int(sizes.get(K, 3))
-    wobble = (2 * a - size - 1) * theta**2 / (2 * size * (1 + theta**2))
+    c = 2 * a - size - 1
+    wobble = c / (1 + c**2) * theta**2 / (2 * (1 + theta**2))
     return {K: size, pi: sp.Lambda((a, theta), (1 + wobble) / size)}
 
 

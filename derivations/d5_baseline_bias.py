@@ -500,14 +500,14 @@ SCORE_OF_ROLLOUT_1 = (Assumption("$E[g_1] = 0$ (D1)", equation=(Ex(g[1]), sp.Int
 
 def _binary_rollouts_model(scale: str):
     """A model hint: R i.i.d. rollouts, a success (reward 1, score 2) with probability 1/3 and a failure (reward 0,
-    score -1) otherwise, so the score has mean zero; U and W the closed-form advantages at that R at the counts
-    S = 0..R-1 the other rollouts can have (and 0 elsewhere: a model's function is defined everywhere)."""
+    score -1) otherwise, so the score has mean zero; U and W the polynomials through the closed-form advantages at
+    that R at the counts S = 0..R-1 the other rollouts can have (a model's function is defined, and differentiable,
+    at every real argument)."""
     plus, minus = CLOSED_FORM_ADVANTAGES[scale].rhs
     s_ = sp.Dummy("s", real=True)
 
     def table(advantage, size: int) -> sp.Lambda:
-        return sp.Lambda(s_, sp.Piecewise(*[(advantage(count, size), sp.Eq(s_, count)) for count in range(size)],
-                                          (0, True)))
+        return sp.Lambda(s_, sp.interpolate([(count, advantage(count, size)) for count in range(size)], s_))
 
     @functools.cache
     def at_size(size: int) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ["tests/test_kernel_rules.py", "tests/test_kernel_core.py", "tests/test_soundness.py",
-         "tests/test_soundness_round2.py", "tests/test_proof_validation.py"]
+         "tests/test_soundness_round2.py", "tests/test_soundness_round3.py", "tests/test_proof_validation.py"]
 
 # (file under grpo_verify/proof/, the text as it is, the planted bug)
 PLANTS = [
@@ -64,8 +64,8 @@ PLANTS = [
     ("theorem.py", "        f = canon(_at_model(f, model, every))", "        f = canon(_at_model(f, model))"),
     ("theorem.py", "    if ctx.model is not None:\n        raise Unproved", "    if False:\n        raise Unproved"),
     # -- rules
-    ("rules/sums.py", "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):\n        return None\n    return (hi - lo + 1) * f",
-     "    if d in free_symbols(f):\n        return None\n    return (hi - lo + 1) * f"),
+    ("rules/sums.py", "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)) or not _may_leave(f, local, lo, hi):\n        return None\n    return (hi - lo + 1) * f",
+     "    if d in free_symbols(f) or not _may_leave(f, local, lo, hi):\n        return None\n    return (hi - lo + 1) * f"),
     ("rules/sums.py", "    if not _matches(hi, upper, local) or not local.prove(rel.Ge(hi, lo)):",
      "    if not _matches(hi, upper, local):"),
     ("rules/sums.py", "        if w is None or not integer_valued(w):", "        if w is None:"),
@@ -107,6 +107,14 @@ PLANTS = [
     ("relations.py", "            if not all(a.is_real is True for a in args):", "            if False:"),
     ("terms.py", "or (v is False and k not in NEGATABLE)}", "}"),
     ("result.py", "        if refresh or cached is None or not _same(cached[0], statement):", "        if refresh or cached is None:"),
+    # -- from the third red team (tests/test_soundness_round3.py)
+    ("theorem.py", "        args = [sp.Dummy(real=True) for _ in lam.variables]", "        args = list(lam.variables)"),
+    ("theorem.py", "        for term in (body, *[sp.Derivative(body, a) for a in args]):", "        for term in (body,):"),
+    ("rules/sums.py", "    return local.prove(rel.Ge(hi, lo)) or all(", "    return True or all("),
+    ("rules/sums.py", "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)) or not _may_leave(f, local, lo, hi):\n        return None\n    return (hi - lo + 1) * f",
+     "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):\n        return None\n    return (hi - lo + 1) * f"),
+    ("rules/expectation.py", "    if random_in(e.args[0], set(e.single.random) - set(e.random)):", "    if False:"),
+    ("theorem.py", "        ctx = ctx.with_hyps([Hyp(canon(rel.Eq(listed.symbol, sp.Integer(value))))])", "        pass"),
 ]
 
 

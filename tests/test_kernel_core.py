@@ -828,6 +828,20 @@ def test_has_model_refuses_a_function_of_the_wrong_sign_or_type():
     assert K.has_model(ctx(gi(x) > 0), Model({x: 1}, {}, {gi: sp.Lambda(u, sp.Integer(2))}, {}))
 
 
+
+def test_has_model_needs_a_function_defined_and_differentiable_at_every_real_argument():
+    # the Lambda's own declarations do not narrow the domain: h(y) is taken at every real y
+    for variable in (n, p, sp.Symbol("nz", nonzero=True)):
+        pole = 1 / (2 * variable + 1) if variable is n else 1 / variable
+        assert not K.has_model(ctx(g(x) > 0), Model({x: 1}, {}, {g: sp.Lambda(variable, pole)}, {})), variable
+    # a declared function is differentiable for the kernel: a kink or a jump is no model of one
+    for body in (sp.Abs(u), sp.Max(u, 0), sp.Min(u, 1), sp.Piecewise((1, u > 0), (0, True)), (u ** 2) ** sp.Rational(1, 3)):
+        assert not K.has_model(ctx(g(x) >= 0), Model({x: 1}, {}, {g: sp.Lambda(u, body)}, {})), body
+    smooth = (u ** 2 + 1, sp.exp(u), sp.log(u ** 2 + 1), sp.sqrt(u ** 2 + 1), 1 / (u ** 2 + 1))
+    for body in smooth:
+        assert K.has_model(ctx(g(x) > 0), Model({x: 1}, {}, {g: sp.Lambda(u, body)}, {})), body
+
+
 def test_has_model_checks_each_distribution():
     context = ctx(rel.Eq(E(r[1]), 2))
     half = sp.Rational(1, 2)

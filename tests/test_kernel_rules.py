@@ -89,6 +89,13 @@ def test_sum_linearity_pulls_out_the_factors_free_of_the_index():
 
 
 @covers("sum_linearity")
+def test_sum_linearity_keeps_inside_a_factor_defined_only_inside_a_range_that_may_be_empty():
+    out = fire(R.sum_linearity, sp.Sum(r[j] / n + x * r[j], (j, 1, n)), ctx(n >= 0))
+    assert same(out, sp.Sum(r[j] / n, (j, 1, n)) + x * sp.Sum(r[j], (j, 1, n)))  # 1/n stays inside
+    assert same(fire(R.sum_linearity, sp.Sum(r[j] / n, (j, 1, n)), ctx(n >= 1)), sp.Sum(r[j], (j, 1, n)) / n)
+
+
+@covers("sum_linearity")
 def test_sum_linearity_keeps_inside_every_factor_that_mentions_the_index():
     # nothing free of the index: no change
     assert fire(R.sum_linearity, sp.Sum(r[j] * q[j], (j, 1, n))) is None
@@ -112,6 +119,14 @@ def test_sum_of_a_constant_needs_a_constant_and_a_range_that_is_not_reversed():
     assert fire(R.sum_of_a_constant, sp.Sum(r[j], (j, 1, n)), ctx(n >= 0)) is None
     assert fire(R.sum_of_a_constant, sp.Sum(x, (j, 1, n))) is None  # n unconstrained
     assert fire(R.sum_of_a_constant, sp.Sum(x, (j, 1, n)), ctx(n >= -1)) is None  # n = -1 reverses 1..n
+
+
+@covers("sum_of_a_constant")
+def test_sum_of_a_constant_needs_the_constant_defined_outside_a_range_that_may_be_empty():
+    # Sum(1/n, (j, 1, n)) is 0 at n = 0, where n * (1/n) (which SymPy builds as 1) is undefined
+    assert fire(R.sum_of_a_constant, sp.Sum(1 / n, (j, 1, n)), ctx(n >= 0)) is None
+    assert same(fire(R.sum_of_a_constant, sp.Sum(1 / n, (j, 1, n)), ctx(n >= 1)), 1)  # not empty
+    assert same(fire(R.sum_of_a_constant, sp.Sum(1 / w, (j, 1, n)), ctx(n >= 0)), n / w)  # defined everywhere
 
 
 @covers("empty_sum_is_zero")
@@ -312,6 +327,9 @@ def test_a_product_of_a_constant_needs_a_constant_and_a_range():
     assert fire(R.product_of_a_constant, sp.Product(x * j, (j, 1, n)), ctx(n >= 0)) is None
     assert fire(R.product_of_a_constant, sp.Product(x, (j, 1, n))) is None
     assert fire(R.product_of_a_constant, sp.Product(x, (j, 1, n)), ctx(n >= -1)) is None
+    assert fire(R.product_of_a_constant, sp.Product(sp.sqrt(x), (j, 1, n)), ctx(n >= 0)) is None  # x < 0, n = 0
+    assert same(fire(R.product_of_a_constant, sp.Product(sp.sqrt(x), (j, 1, n)), ctx(n >= 1, x >= 0)),
+                sp.sqrt(x) ** n)
 
 
 @covers("product_of_factors")
@@ -724,6 +742,10 @@ def test_the_iid_rule_needs_sums_over_the_same_rollouts_of_one_rollout_each():
     g2 = sp.IndexedBase("g2", real=True)
     unbound = type("E_unbound", (IidExpectation,), {"random": (r, g2), "single": E})
     assert fire(rule, unbound(sp.Sum(r[i] * g2[i], (i, 1, n)))) is None
+    # and no other: Nr is fixed under E_iid_r (it binds r only) but random under its one-rollout operator E_rn
+    E_iid_r = IidExpectation.over_rollouts("E_iid_r", E_rn, r)
+    assert fire(rule, E_iid_r(sp.Sum(r[i] * Nr[1], (i, 1, n)))) is None
+    assert fire(rule, E_iid_r(sp.Sum(r[i], (i, 1, n)) * Nr[1])) is None
 
 
 def _model_context(distribution):

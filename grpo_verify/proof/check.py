@@ -125,7 +125,15 @@ def _check(result, start, stop_at_failure) -> ResultReport:
 
     def finished(status, reports, theorems, scope, values):
         # the kernel's last word: each theorem states the result under its assumptions, which have the model
-        if status.passed and not all(K.proves(result, t, model, v) for t, v in zip(theorems, values)):
+        models = [_model_at(result, ctx, model, v) for v in values] if status.passed else []
+        excluded = [v for v, m in zip(values, models) if m is None and v is not None]
+        if excluded:
+            symbol = (result.for_each or result.fallback).symbol
+            reports = reports + [StepReport(len(reports) + 1, "model", result.relation, Status.UNPROVED, 0.0,
+                                            f"no exact model of the assumptions with {symbol} = {excluded[0]}: a value "
+                                            "they exclude together proves nothing")]
+            status, theorems = Status.UNPROVED, []
+        elif status.passed and not all(K.proves(result, t, m, v) for t, m, v in zip(theorems, models, values)):
             reports = reports + [StepReport(len(reports) + 1, "statement", result.relation, Status.UNPROVED, 0.0,
                                             "the theorem does not state this result under its assumptions")]
             status, theorems = Status.UNPROVED, []
@@ -166,6 +174,19 @@ def _check(result, start, stop_at_failure) -> ResultReport:
 def _report(result, start, status, reports, theorems, scope, consistency, used, evaluation) -> ResultReport:
     return ResultReport(result.name, status, tuple(reports), time.perf_counter() - start, scope, consistency, (),
                         tuple(theorems), tuple(sorted(used)), evaluation)
+
+
+def _model_at(result, ctx, model, value):
+    """The model for the theorem at ``value`` of a for-each symbol (one of the assumptions with the value pinned:
+    a value they exclude only jointly proves nothing), or the result's model."""
+    if value is None:
+        return model
+    listed = result.for_each or result.fallback
+    pinned = ctx.with_hyps([K.Hyp(canon(rel.Eq(listed.symbol, sp.Integer(value))))])
+    base = model or K.Model({}, {}, {}, {})
+    moved = K.Model({**base.values, listed.symbol: sp.Integer(value)}, base.families, base.functions,
+                    base.distributions)
+    return moved if K.has_model(pinned, moved) else find_model(result, pinned)
 
 
 def _instances(ctx, for_each):

@@ -484,14 +484,14 @@ def proves(result, theorem: Theorem, model, value=None) -> bool:
     value the result lists, when it is checked value by value), and ``model`` satisfies those assumptions
     (``None`` only when there are none)."""
     ctx = Context([h for a in result.assumptions for h in hyps_of(a)])
-    if (model is None and ctx.hyps) or (model is not None and not has_model(ctx, model)):
-        return False
-    allowed = set(ctx.hyps)
-    if value is not None:
+    if value is not None:  # proved at a value only where the assumptions hold with it: the model satisfies both
         listed = result.for_each or result.fallback
         if listed is None or value not in listed.values:
             return False
-        allowed.add(Hyp(canon(rel.Eq(listed.symbol, sp.Integer(value)))))
+        ctx = ctx.with_hyps([Hyp(canon(rel.Eq(listed.symbol, sp.Integer(value))))])
+    if (model is None and ctx.hyps) or (model is not None and not has_model(ctx, model)):
+        return False
+    allowed = set(ctx.hyps)
     return establishes(theorem, allowed, expand_computations(result.lhs), result.relation,
                        expand_computations(result.rhs))
 
@@ -660,14 +660,18 @@ def has_model(ctx: Context, model: Model) -> bool:
             if free_symbols(value) or not _value_fits(_probe(base), value, plain):
                 return False
     for f, lam in model.functions.items():
-        body = lam.expr
-        if f(*lam.variables).is_integer and not integer_valued(body):
+        # at every real argument (not only on the Lambda's declared domain) a function is defined and, as the
+        # kernel presumes of a declared function, differentiable; and of its declared type and sign
+        args = [sp.Dummy(real=True) for _ in lam.variables]
+        body = lam.expr.xreplace(dict(zip(lam.variables, args)))
+        if f(*args).is_integer and not integer_valued(body):
             return False
-        for o in definedness.obligations(body):  # a function is defined everywhere
-            if o.condition is None or not plain.prove(o.condition, o.ranges, o.hidden):
-                return False
+        for term in (body, *[sp.Derivative(body, a) for a in args]):
+            for o in definedness.obligations(term):
+                if o.condition is None or not plain.prove(o.condition, o.ranges, o.hidden):
+                    return False
         for key, test in _SIGN_TESTS:
-            if getattr(f(*lam.variables), f"is_{key}") and not plain.prove(test(body, 0)):
+            if getattr(f(*args), f"is_{key}") and not plain.prove(test(body, 0)):
                 return False
     for e_class, outcomes in list(model.distributions.items()):
         if isinstance(outcomes, Iid):

@@ -74,6 +74,8 @@ def iid_sum_moments(e, local):
     each is distributed as rollout 1)."""
     if not isinstance(e, IidExpectation) or not set(e.random) <= set(e.single.random):
         return None  # one rollout's operator must bind every family the i.i.d. one does
+    if random_in(e.args[0], set(e.single.random) - set(e.random)):
+        return None  # and no other: a family fixed here (w_1) would become random inside the one-rollout moment
     bases = set(e.random)
     out = []
     for term in sp.Add.make_args(expand_in_atoms(e.args[0])):

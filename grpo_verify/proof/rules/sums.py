@@ -37,6 +37,14 @@ def _inside(local, d, lo, hi):
     return local.under(ranges=local.ranges + ((d, lo, hi),), depth=local.depth + 1)
 
 
+def _may_leave(c, local, lo, hi) -> bool:
+    """Whether a factor free of the index may be taken out of a sum or product over lo..hi: it is defined
+    here, or the range is not empty (inside an empty range it need not be defined: Sum(1/n, (j, 1, n)) at n = 0)."""
+    return local.prove(rel.Ge(hi, lo)) or all(
+        o.condition is not None and local.ctx.prove(o.condition, local.ranges + o.ranges, local.hidden | o.hidden,
+                                                    local.facts) for o in obligations(c))
+
+
 @rule("normal")
 def sum_linearity(e, local):
     """Sum(a f + b g) = a Sum(f) + b Sum(g) for a, b free of the index (the body multiplied out in its atoms)."""
@@ -47,7 +55,7 @@ def sum_linearity(e, local):
     out = []
     for term in terms:
         const, dep = _split(term, d)
-        out.append(const * sp.Sum(dep, (d, lo, hi)))
+        out.append(const * sp.Sum(dep, (d, lo, hi)) if _may_leave(const, local, lo, hi) else sp.Sum(term, (d, lo, hi)))
     if len(terms) == 1 and out[0] == e:
         return None
     return sp.Add(*out)
@@ -59,7 +67,7 @@ def sum_of_a_constant(e, local):
     if not isinstance(e, sp.Sum):
         return None
     f, d, lo, hi = _parts(e)
-    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):
+    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)) or not _may_leave(f, local, lo, hi):
         return None
     return (hi - lo + 1) * f
 
@@ -226,7 +234,7 @@ def product_of_a_constant(e, local):
     if not isinstance(e, sp.Product):
         return None
     f, d, lo, hi = _parts(e)
-    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):
+    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)) or not _may_leave(f, local, lo, hi):
         return None
     return f ** (hi - lo + 1)
 
