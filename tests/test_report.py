@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
 import struct
 import zlib
@@ -17,7 +18,7 @@ import pytest
 from grpo_verify.proof import Status
 from grpo_verify.report import __main__ as cli
 from grpo_verify.report import claims, junit, ledger, rules, runs
-from grpo_verify.report.rules import DerivationEvidence, Role, Standing, TestEvidence, Verdict
+from grpo_verify.report.rules import DerivationEvidence, Nature, Role, Standing, TestEvidence, Verdict
 from grpo_verify.render import compile_pdf
 from support import one_result_catalogue
 
@@ -26,8 +27,9 @@ METRICS = ("effective_rank", "stable_rank", "participation_ratio", "energy_rank_
            "energy_rank_99", "tolerance_rank")
 
 
-def D(role=Role.SUPPORTS, status=Status.PROVED, scope="symbolic", name="r", condition="an extra assumption"):
-    return DerivationEvidence(name, "D9", role, status, scope, condition)
+def D(role=Role.SUPPORTS, status=Status.PROVED, scope="symbolic", name="r", condition="an extra assumption",
+      setting=""):
+    return DerivationEvidence(name, "D9", role, status, scope, condition, setting)
 
 
 def T(outcome="passed", selector="tests/test_x.py::test_y"):
@@ -45,7 +47,32 @@ def test_every_theorem_verdict_is_reachable():
     assert refuted.counterexamples == ["D9 rank_four: rank 4 at R = 4"]
     assert rules.theorem_verdict([D()], None).verdict is Verdict.INCONCLUSIVE
     assert rules.theorem_verdict([D(Role.CONTEXT)], ok).verdict is Verdict.INCONCLUSIVE  # nothing supports it
-    assert {v.value for v in Verdict} == {"confirmed", "refuted", "not yet measured", "inconclusive"}
+    assert rules.theorem_verdict([D()], ok, Nature.DEFINITIONAL).verdict is Verdict.DEFINITIONAL
+    assert rules.theorem_verdict([D()], ok, Nature.ABOUT_THE_PAPER).verdict is Verdict.NOT_ASSESSABLE
+    toy = rules.theorem_verdict([D(), D(Role.REFUTES, name="toy", condition="slow", setting="a toy chain, SGD")], ok)
+    assert toy.verdict is Verdict.NOT_SUPPORTED_IN_MODEL and "a toy chain, SGD" in toy.reasons[0]
+    assert toy.counterexamples == ["D9 toy: slow (holds in a toy chain, SGD)"]
+    assert {v.value for v in Verdict} == {"confirmed", "confirmed (definitional)", "refuted", "not supported in a model",
+                                          "not assessable as worded", "not yet measured", "inconclusive"}
+
+
+def test_a_claim_about_the_papers_own_derivations_is_never_confirmed_or_refuted_by_ours():
+    ok = [T()]
+    for evidence in ([D()], [D(), D(Role.REFUTES, name="x")], [D(Role.CONTEXT)], [D(status=Status.UNPROVED)]):
+        for tests in (ok, None, [T("failed")]):
+            assert rules.theorem_verdict(evidence, tests, Nature.ABOUT_THE_PAPER).verdict is Verdict.NOT_ASSESSABLE
+
+
+def test_a_model_never_refutes_and_a_counterexample_in_the_claims_setting_always_does():
+    ok = [T()]
+    toy = D(Role.REFUTES, name="toy", setting="a toy chain under plain SGD")
+    own = D(Role.REFUTES, name="own", condition="fails at R = 2")
+    for nature in (Nature.THEOREM, Nature.DEFINITIONAL):
+        assert rules.theorem_verdict([D(), toy], ok, nature).verdict is Verdict.NOT_SUPPORTED_IN_MODEL
+        both = rules.theorem_verdict([D(), toy, own], ok, nature)
+        assert both.verdict is Verdict.REFUTED and both.counterexamples == ["D9 own: fails at R = 2"]
+        assert rules.theorem_verdict([D(), toy], [T("failed")], nature).verdict is Verdict.INCONCLUSIVE
+        assert rules.theorem_verdict([D(scope="R = 2..4")], ok, nature).verdict is Verdict.INCONCLUSIVE
 
 
 def test_every_strongest_form_standing_is_reachable():
@@ -321,15 +348,21 @@ def by_key(data):
 
 def test_verdicts_from_synthetic_evidence(tmp_path):
     data = by_key(build(tmp_path))
-    assert data["C0"]["verdict"] == Verdict.CONFIRMED.value
-    assert data["C1"]["verdict"] == Verdict.CONFIRMED.value
+    # the regime rule for C0 too: GRPO is a policy-gradient method up to a positive factor for binary rewards only
+    assert data["C0"]["verdict"] == Verdict.REFUTED.value
+    assert any("three_reward" in x for x in data["C0"]["counterexamples"])
+    assert data["C1"]["verdict"] == Verdict.DEFINITIONAL.value  # true by the estimator's definition
     # true only once p > 1/2: refuted as worded by the proved fall below 1/2, its restricted form proved
     assert data["C2"]["verdict"] == Verdict.REFUTED.value
     assert any("below_half" in x for x in data["C2"]["counterexamples"])
     assert data["C4"]["verdict"] == Verdict.REFUTED.value
-    assert data["C6"]["verdict"] == Verdict.CONFIRMED.value
-    # exact per-step credit leaves the exponential in H: credit assignment is not the key limitation
-    assert data["C7"]["verdict"] == Verdict.REFUTED.value
+    # about the paper's unpublished derivations: our theorems neither confirm nor refute them
+    for key in ("C5", "C6"):
+        assert data[key]["verdict"] == Verdict.NOT_ASSESSABLE.value
+        assert data[key]["strongest"]["reasons"][0].startswith("our reconstruction")
+    # D10's chain under plain SGD is a model, not the claim's setting: not supported there, never refuted
+    assert data["C7"]["verdict"] == Verdict.NOT_SUPPORTED_IN_MODEL.value
+    assert "plain SGD" in data["C7"]["reasons"][0]
     assert [c for c in data] == ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "F1"]
     assert all(c["strongest"]["standing"] == Standing.PROVED.value for c in data.values())
     assert all(c["evidence"].startswith("proved: ") for c in data.values())
@@ -348,12 +381,14 @@ def test_one_failing_test_in_the_run_blocks_confirmation(tmp_path):
     assert data["C1"]["verdict"] == Verdict.INCONCLUSIVE.value
     assert any("failed" in r for r in data["C1"]["reasons"])
     assert data["C1"]["strongest"]["standing"] == Standing.NOT_ESTABLISHED.value
-    assert data["C0"]["verdict"] == Verdict.CONFIRMED.value  # the failing test is not one of C0's
+    assert data["F1"]["verdict"] == Verdict.CONFIRMED.value  # the failing test is not one of F1's
     skipped = by_key(ledger.build(infos, None, [], None, tmp_path, test_source="not run"))
-    assert all(c["verdict"] != Verdict.CONFIRMED.value for c in skipped.values())
+    assert all(c["verdict"] not in (Verdict.CONFIRMED.value, Verdict.DEFINITIONAL.value) for c in skipped.values())
     assert all(c["tests"] == "not run" for c in skipped.values())
     missing = by_key(ledger.build(infos, {}, [], None, tmp_path, test_source="empty"))
-    assert all(c["verdict"] in (Verdict.INCONCLUSIVE.value, Verdict.NOT_MEASURED.value) for c in missing.values())
+    assert all(c["verdict"] in (Verdict.INCONCLUSIVE.value, Verdict.NOT_MEASURED.value) for k, c in missing.items()
+               if k not in ("C5", "C6"))
+    assert all(missing[k]["verdict"] == Verdict.NOT_ASSESSABLE.value for k in ("C5", "C6"))  # whatever the evidence
 
 
 def test_rows_never_claim_nemotron_for_another_model(tmp_path):
@@ -465,6 +500,15 @@ def test_numbers_are_rounded_to_fixed_significant_digits():
     assert ledger.rounded(0.0) == 0.0 and ledger.rounded(-2.5) == -2.5
     assert ledger.rounded_numbers({"a": [1, True, 0.1 + 0.2, (2.0000001234,)], "b": "0.30000000000000004"}) == \
         {"a": [1, True, 0.3, [2.0]], "b": "0.30000000000000004"}
+
+
+def test_the_readme_claims_table_matches_the_committed_ledger():
+    root = Path(__file__).resolve().parents[1]
+    committed = json.loads((root / "docs" / "ledger" / "ledger.json").read_text())
+    readme = [line for line in (root / "README.md").read_text().splitlines()
+              if re.match(r"^\| (C[0-7]|F1) \| ", line)]
+    expected = ledger.readme_rows(committed)
+    assert readme[:len(expected)] == expected  # the summary table comes first, then the table of what is proved
 
 
 def test_the_committed_ledger_numbers_are_regenerated_from_the_committed_runs():

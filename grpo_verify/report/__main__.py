@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             return fail(str(exc), 1)
         print(f"wrote {out / 'ledger.pdf'}", file=progress, flush=True)
     for c in data["claims"]:
-        print(f"{c['key']}: {c['verdict']} as worded; strongest proved form {c['strongest']['standing']}",
+        worded = c["verdict"] if c["verdict"].endswith("as worded") else f"{c['verdict']} as worded"
+        print(f"{c['key']}: {worded}; strongest proved form {c['strongest']['standing']}",
               file=progress, flush=True)
     return 0
 

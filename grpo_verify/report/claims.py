@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rules import Role
+from .rules import Nature, Role
 
 ARXIV = "2606.29238"
 PAPER = ("Mishra, Chakraborty, Kapusuzoglu (2026), \"On the Policy Gradient Foundations of Group Relative "
@@ -32,6 +32,7 @@ class Cited:
     name: str
     role: Role
     condition: str = ""
+    setting: str = ""  # a counterexample's model and assumptions, when it is not the claim's own setting
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,15 @@ class Claim:
     strongest: str  # the strongest statement proved in the claim's place, with its conditions
     strongest_cited: tuple[Cited, ...]
     empirical: str = ""  # "sparsity", "rank", "attribution" or ""
+    nature: Nature = Nature.THEOREM  # what the wording is about (rules.Nature)
 
 
 S, X, K = Role.SUPPORTS, Role.REFUTES, Role.CONTEXT
+
+# The setting of D10's counterexamples to C7: a model, not the claim's own (multi-step reasoning at large).
+D10_MODEL = ("D10's model: an $H$-step chain of independent steps of equal difficulty $q$, binary step outcomes, exact "
+             "$Q$ and $V$, judged by the SNR of one gradient sample (a small-step, unnormalised update: plain SGD); "
+             "Adam, per-step normalisation and a process reward are outside it and change the conclusion")
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
@@ -63,10 +70,11 @@ CLAIMS: tuple[Claim, ...] = (
         "The score-function identity $\\nabla J = E[r \\nabla \\log \\pi]$, its invariance to a baseline and the "
         "autoregressive factorisation of the score (D1) give the policy gradient of a completion; at "
         "$\\theta = \\theta_{old}$ the gradient of GRPO's clipped surrogate is the advantage-weighted score, and the "
-        "first on-policy gradients of GRPO, Dr. GRPO and DAPO differ only in their token weights (D2). As worded the "
-        "claim concerns the form of the update, which these derive. The derivation does not make GRPO an unbiased "
-        "policy-gradient estimator: its group baseline shrinks the expected gradient by $(R-1)/R$, and its std "
-        "scaling rescales it (binary rewards) or turns it (three reward levels) (D5).",
+        "first on-policy gradients of GRPO, Dr. GRPO and DAPO differ only in their token weights (D2). The form of the "
+        "update follows, but not GRPO as a policy-gradient method in general: its group baseline shrinks the expected "
+        "gradient by $(R-1)/R$, and its std scaling rescales it (binary rewards) or turns it (three reward levels) "
+        "(D5). The regime rule applies as to every claim: the derivation holds up to a positive factor for binary "
+        "rewards only, and the three-level counterexample, outside that regime, refutes the wording.",
         (Cited("score_function_identity", S),
          Cited("baselined_policy_gradient_is_unbiased", S),
          Cited("sequence_score_is_sum_of_token_scores", S),
@@ -74,7 +82,11 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("k3_gradient_is_one_minus_ratio_times_score", S),
          Cited("grpo_first_gradient_is_length_normalised_advantage_weighted_score", S),
          Cited("dr_grpo_first_gradient_is_unnormalised_advantage_weighted_score", S),
-         Cited("dapo_first_gradient_is_token_mean_advantage_weighted_score", S)),
+         Cited("dapo_first_gradient_is_token_mean_advantage_weighted_score", S),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", X,
+               "with std scaling and three reward levels GRPO's expected update is not parallel to $\\nabla J$ "
+               "($R = 2$): GRPO follows from the policy gradient theorem only up to a positive factor, and only for "
+               "binary rewards")),
         (PROPS + "test_d1_softmax_score_expression_equals_autograd_scores",
          PROPS + "test_d1_softmax_policy_gradient_expression_equals_autograd",
          PROPS + "test_d1_sequence_score_expression_is_sum_of_token_scores",
@@ -129,6 +141,7 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("token_advantage_matrix_rank_ignores_zero_advantage_rollouts", S),
          Cited("discounted_return_to_go_differs_along_completion", S),
          Cited("gae_token_advantages_differ_under_outcome_reward", S)),
+        nature=Nature.DEFINITIONAL,
     ),
     Claim(
         "C2", "Gradient sparsity that intensifies over training",
@@ -317,6 +330,7 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("no_std_group_estimator_is_scaled_rloo_estimator", S),
          Cited("rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio", S),
          Cited("rloo_variance_constant_c_is_nonnegative", S)),
+        nature=Nature.ABOUT_THE_PAPER,
     ),
     Claim(
         "C6", "When GRPO's simplicity is justified",
@@ -383,6 +397,7 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
          Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
          Cited("rloo_can_be_infinitely_worse_than_oracle_baseline", S)),
+        nature=Nature.ABOUT_THE_PAPER,
     ),
     Claim(
         "C7", "Credit assignment as the key limit for multi-step reasoning",
@@ -405,9 +420,10 @@ CLAIMS: tuple[Claim, ...] = (
         (Cited("last_step_samples_for_fixed_snr_grow_by_one_over_q_per_step_with_exact_credit", X,
                "with exact per-step credit ($Q - V$, the best a critic can give) the rollouts needed for a fixed SNR at "
                "the last step still grow by $1/q$ per added step, as for outcome-only: removing the credit-assignment "
-               "problem leaves the exponential in $H$"),
+               "problem leaves the exponential in $H$", setting=D10_MODEL),
          Cited("last_step_optimal_variances_coincide", X,
-               "with optimal baselines, outcome-only and exact credit have the same variance at the last step"),
+               "with optimal baselines, outcome-only and exact credit have the same variance at the last step",
+               setting=D10_MODEL),
          Cited("exact_credit_mean_is_the_gradient", K),
          Cited("outcome_estimator_mean_is_the_gradient_for_every_baseline", K)),
         (D10 + "test_d10_per_step_means_and_variances_equal_the_closed_forms",

@@ -77,12 +77,13 @@ def cited_evidence(cited: Sequence[Cited], infos: dict[str, DerivationInfo], out
         info = infos.get(c.name)
         status = info.status if info else Status.UNPROVED
         ev = DerivationEvidence(c.name, info.family if info else "?", c.role, status,
-                                info.scope if info else "not in the catalogue", c.condition)
+                                info.scope if info else "not in the catalogue", c.condition, c.setting)
         evidence.append(ev)
         src = (_rel(source_root / "derivations" / f"{info.family_key}.py", out_dir)
                if info and source_root else "")
         entries.append({"name": c.name, "family": ev.family, "role": c.role.value, "status": status.value,
-                        "scope": ev.scope, "condition": c.condition, "doc": info.doc if info else
+                        "scope": ev.scope, "condition": c.condition, "setting": c.setting,
+                        "doc": info.doc if info else
                         "(no result of this name in the derivation catalogue)",
                         "assumptions": list(info.assumptions) if info else [],
                         "statement": info.statement if info else "", "source": src})
@@ -329,7 +330,8 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
         selectors = test_selectors(claim, infos)
         tests = None if outcomes is None else junit.evidence(selectors, outcomes)
         entry = {"key": claim.key, "title": claim.title, "quote": claim.quote, "arxiv": ARXIV,
-                 "kind": claim.kind, "statement": claim.statement, "derivations": derivs,
+                 "kind": claim.kind, "nature": claim.nature.value, "statement": claim.statement,
+                 "derivations": derivs,
                  "strongest": {"statement": claim.strongest, "derivations": strongest_derivs},
                  "tests": ("not run" if tests is None else
                            [{"selector": t.selector, "outcome": t.outcome,
@@ -344,7 +346,7 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
                 primary = {R: r for R in paper[0].group_sizes if (r := _row(paper[0].row(R, m, cnd, met)))}
             decision = rules.rank_claim_verdict(primary, tests, evidence, section["measured_instead"])
         else:
-            decision = rules.theorem_verdict(evidence, tests)
+            decision = rules.theorem_verdict(evidence, tests, claim.nature)
         if claim.empirical == "sparsity":
             entry["sparsity"] = sparsity_section(runs, synthetic, out_dir)
             syn = entry["sparsity"]["synthetic"]
@@ -355,6 +357,8 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
         if claim.empirical == "attribution":
             entry["attribution"] = attribution_section(runs)
         form = rules.strongest_form_standing(strongest_evidence, tests)
+        if claim.nature is rules.Nature.ABOUT_THE_PAPER:
+            form.reasons.insert(0, "our reconstruction, not the paper's (unpublished) derivation")
         entry["strongest"].update(standing=form.standing.value, reasons=form.reasons)
         entry["measured"] = measured_text(entry, runs)
         entry.update(verdict=decision.verdict.value, reasons=decision.reasons,
@@ -377,13 +381,20 @@ def rules_text() -> list[str]:
     t = rules.APPROX_TOLERANCE
     return [
         "Two verdicts per claim, by the same rules for every claim: (a) on the claim as worded -- confirmed, "
-        "refuted, not yet measured or inconclusive; (b) on the strongest statement proved in its place, its "
+        "confirmed (definitional), refuted, not supported in a model, not assessable as worded, not yet measured "
+        "or inconclusive; (b) on the strongest statement proved in its place, its "
         "conditions written into it -- proved, proved for the listed values only, or not established.",
         "(a) and (b): any property test failed, errored, skipped, missing or not run, or any cited derivation "
         "result not proved -> inconclusive / not established (never confirmed, never proved).",
-        "(a) A proved counterexample to the claim as worded -> refuted, naming it. A claim true only in a regime "
-        "is refuted as worded once a counterexample outside the regime is proved, and its restricted form is "
-        "proved at level (b); there is no conditional verdict at level (a).",
+        "(a) A claim about the paper's own unpublished derivations or characterisations -> not assessable as "
+        "worded: our theorems do not confirm the paper's; its level (b) is our reconstruction.",
+        "(a) A proved counterexample to the claim as worded, in the claim's own setting -> refuted, naming it. A "
+        "claim true only in a regime is refuted as worded once a counterexample outside the regime is proved, and "
+        "its restricted form is proved at level (b); there is no conditional verdict at level (a). This applies to "
+        "every claim alike.",
+        "(a) A counterexample that holds only in a model (a toy chain, one optimizer) -> not supported in that "
+        "model, naming it and its assumptions; never refuted: a toy model does not refute a qualitative claim.",
+        "(a) A claim true by the estimator's definition -> confirmed (definitional).",
         "(a) No proved result decides the wording (none proves it, no counterexample), or a supporting result "
         "is proved only for a range of values -> inconclusive.",
         "(a) Every supporting result proved symbolically and every test passed -> confirmed.",
@@ -415,6 +426,13 @@ def _fmt(r: dict | None, digits: int = 2) -> str:
 def _md_cell(run_entry_: dict) -> str:
     parts = [f"R={R}: {_fmt(r)} (n={r['n']})" for R, r in run_entry_["per_R"].items()]
     return ("; ".join(parts) or "-") + f" -> **{run_entry_['status']}**"
+
+
+def readme_rows(ledger: dict) -> list[str]:
+    """The README's claims table rows (Markdown): key, title, verdict as worded with its main reason, the
+    strongest form's standing, the evidence line."""
+    return [f"| {key} | {title} | **{verdict}** — {why} | **{strongest.split(':', 1)[0]}** | {evidence} |"
+            for key, title, verdict, why, strongest, evidence in summary_rows(ledger)]
 
 
 def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:

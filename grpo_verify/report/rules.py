@@ -21,12 +21,20 @@ synthetic inputs. Level (a), in the order the rules apply:
    missing from the run, or was not run at all (``--skip-tests``), or any cited derivation result
    that is not proved (unproved or refuted by the engine), makes the verdict INCONCLUSIVE with the
    reason named. In particular a failing or missing property test can never yield CONFIRMED.
+0. A claim about the paper's own (unpublished) derivations or characterisations -> NOT ASSESSABLE AS
+   WORDED, before anything else: our theorems do not confirm the paper's; level (b) is our reconstruction.
 2. Theorem claims (and findings):
-   a. a proved result cited as a counterexample to the claim as worded -> REFUTED, naming it;
-   b. else no supporting result -> INCONCLUSIVE (neither proved nor refuted);
-   c. else a supporting result proved only for a range of values -> INCONCLUSIVE (the claim speaks
+   a. a proved result cited as a counterexample to the claim as worded, in the claim's own setting ->
+      REFUTED, naming it (the regime rule: a claim true only in a regime is refuted by a counterexample
+      outside it, whatever the claim);
+   b. else counterexamples that hold only in a model (a toy chain under one optimizer, say) -> NOT
+      SUPPORTED IN A MODEL, naming the model and its assumptions: a toy model does not refute a
+      qualitative claim;
+   c. else no supporting result -> INCONCLUSIVE (neither proved nor refuted);
+   d. else a supporting result proved only for a range of values -> INCONCLUSIVE (the claim speaks
       of every value; the range goes to level (b));
-   d. else every supporting result proved symbolically -> CONFIRMED.
+   e. else every supporting result proved symbolically -> CONFIRMED, or CONFIRMED (DEFINITIONAL) for a
+      claim true by the estimator's definition.
    A simulation that contradicts the claim's trend (:func:`trend` = "falls" for some R) downgrades a
    confirmed verdict to INCONCLUSIVE.
 3. Empirical claims (the rank claim): no run in the paper's setting (the paper's model, real
@@ -66,9 +74,20 @@ class Verdict(str, Enum):
     """Level (a): the claim as worded."""
 
     CONFIRMED = "confirmed"
+    DEFINITIONAL = "confirmed (definitional)"
     REFUTED = "refuted"
+    NOT_SUPPORTED_IN_MODEL = "not supported in a model"
+    NOT_ASSESSABLE = "not assessable as worded"
     NOT_MEASURED = "not yet measured"
     INCONCLUSIVE = "inconclusive"
+
+
+class Nature(str, Enum):
+    """What a theorem claim is about, which decides what its wording can be checked against."""
+
+    THEOREM = "theorem"  # a mathematical statement we can prove or refute
+    DEFINITIONAL = "definitional"  # true by the definition of the estimator: confirmed, and said so
+    ABOUT_THE_PAPER = "about the paper's own derivations"  # unpublished: not assessable; level (b) is ours
 
 
 class Standing(str, Enum):
@@ -109,6 +128,7 @@ class DerivationEvidence:
     status: Status
     scope: str  # "symbolic" or e.g. "R = 2..16"
     condition: str = ""  # what the counterexample shows (REFUTES)
+    setting: str = ""  # REFUTES: "" in the claim's own setting; else the model it holds in, with its assumptions
 
 
 @dataclass(frozen=True)
@@ -161,15 +181,28 @@ def _finite_scopes(derivations: Sequence[DerivationEvidence]) -> list[str]:
             if d.role is Role.SUPPORTS and d.scope != "symbolic"]
 
 
-def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[TestEvidence] | None) -> Decision:
+def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[TestEvidence] | None,
+                    nature: Nature = Nature.THEOREM) -> Decision:
     """Level (a) for a theorem claim, from the results cited for the claim as worded."""
+    if nature is Nature.ABOUT_THE_PAPER:
+        return Decision(Verdict.NOT_ASSESSABLE, ["the claim is about the paper's own derivations, which are not "
+                                                 "public: our theorems neither confirm nor refute them; level (b) "
+                                                 "is our reconstruction, not the paper's"])
     gaps = evidence_gaps(derivations, tests)
     if gaps:
         return Decision(Verdict.INCONCLUSIVE, gaps)
     refuting = [d for d in derivations if d.role is Role.REFUTES]
-    if refuting:
-        return Decision(Verdict.REFUTED, [f"{len(refuting)} proved counterexample(s) to the claim as worded"],
-                        counterexamples=[f"{d.family} {d.name}: {d.condition}" for d in refuting])
+    own = [d for d in refuting if not d.setting]
+    if own:
+        return Decision(Verdict.REFUTED, [f"{len(own)} proved counterexample(s) to the claim as worded, in its own "
+                                          "setting"],
+                        counterexamples=[f"{d.family} {d.name}: {d.condition}" for d in own])
+    if refuting:  # a qualitative claim one model contradicts: not refuted, and the model is named
+        return Decision(Verdict.NOT_SUPPORTED_IN_MODEL,
+                        [f"contradicted only in a model, not in the claim's own setting: {d.setting}"
+                         for d in dict((d.setting, d) for d in refuting).values()],
+                        counterexamples=[f"{d.family} {d.name}: {d.condition} (holds in {d.setting})"
+                                         for d in refuting])
     supporting = [d for d in derivations if d.role is Role.SUPPORTS]
     if not supporting:
         return Decision(Verdict.INCONCLUSIVE, ["no proved result decides the claim as worded: none proves it and "
@@ -177,6 +210,9 @@ def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[T
     finite = _finite_scopes(supporting)
     if finite:
         return Decision(Verdict.INCONCLUSIVE, ["the claim speaks of every value; " + "; ".join(finite)])
+    if nature is Nature.DEFINITIONAL:
+        return Decision(Verdict.DEFINITIONAL, ["true by the definition of the estimator: every cited result proved "
+                                               "symbolically and every property test passed"])
     return Decision(Verdict.CONFIRMED, ["every cited result proved symbolically and every property test passed"])
 
 
