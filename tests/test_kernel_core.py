@@ -388,6 +388,15 @@ def test_closed_sign():
     assert closed_sign(sp.exp(1000)) == 1 and closed_sign(-sp.pi ** 100) == -1
 
 
+def test_entails_bounds_a_large_closed_number_relative_to_its_size():
+    # 60 digits of sqrt(2 10^100 + 1) ~ 1.4e50 are accurate to ~1e-10 only: an absolute margin of 1e-30 would give
+    # bounds that exclude the number and contradict a^2 = 2 10^100 + 1, and then z3 proves anything
+    for exponent in (40, 100, 200):
+        s = sp.sqrt(2 * sp.Integer(10) ** exponent + 1)
+        assert not entails([], rel.Gt(x + s, x + s + 1)), exponent
+        assert entails([], rel.Gt(s, 10 ** (exponent // 2)))
+
+
 def test_entails_bounds_a_closed_number_only_from_digits_it_kept():
     zero = (sp.log(4) - 2 * sp.log(2)) * sp.exp(1000)  # = 0; its evaluation lost every digit
     assert not entails([], sp.log(1 + zero) + x ** 2 > 1)
