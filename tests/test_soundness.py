@@ -14,7 +14,7 @@ rules' side conditions, indexed derivatives, citations, induction, ranks, relati
 and theorems. A false case that cites a true lemma builds it with ``premise``; a separate test requires every
 premise to be proved, or the case would pass for the wrong reason. The trusted base is also asked without the
 evaluator (``kernel_alone``, and single ``kernel.link``/``has_model``/scheme calls): a false statement it proves is
-a hole that only the evaluator's sampling covers. Holes and completeness gaps: /work/notes/soundness.md.
+a hole that only the evaluator's sampling covers. Holes and completeness gaps were reviewed in issue 23.
 
 ``TRUE_CASES`` are true statements that a sound kernel must still prove (exactly ``PROVED`` for a
 symbolic statement, exactly ``PROVED_FOR_RANGE`` for a check over concrete values), so that the kernel
@@ -1053,7 +1053,7 @@ def true_cite_lemma_without_hypotheses() -> Result:
 # term language by design (sin, cos, tan, factorial) or needing a rule family the kernel does not have
 # (binomial identities) are strict xfails, so that they are reported and flip when the kernel grows; a gap of
 # a basic shape (exp(log x) = x, a model of x in [0, 1], induction from a lower bound) is a plain failing test,
-# recorded in /work/notes/soundness.md.
+# recorded in the review of issue 23.
 OUTSIDE_LANGUAGE = pytest.mark.xfail(strict=True, reason="outside the kernel's term language (by design)")
 NO_RULE = pytest.mark.xfail(strict=True, reason="completeness gap: no kernel rule for this identity")
 
