@@ -226,3 +226,38 @@ def test_script_writes_csv_summary_and_plots(tmp_path, capsys):
     st.main(["--steps", "6", "--seeds", "0,1", "--group-sizes", "2,4", "--correct-counts", "4,20",
              "--out", str(out)])
     assert capsys.readouterr().out.count("skip") == 4
+
+
+# == the course of the exact zero-gradient fraction: start, minimum, end ==============================
+
+
+def test_minimum_course_of_a_series_with_a_known_minimum():
+    steps = np.arange(11, dtype=float)
+    # seed 0 dips to 0.1 at step 3, seed 1 to 0.3 at step 7: per-seed minima mean 0.2 at step 5;
+    # the seed-mean curve has its minimum at step 5 (between the two dips), value computed by hand
+    seed0 = 0.1 + 0.05 * (steps - 3) ** 2
+    seed1 = 0.3 + 0.05 * (steps - 7) ** 2
+    course = st.minimum_course(np.stack([seed0, seed1]))
+    assert course["per_seed_min"]["mean"] == pytest.approx(0.2)
+    assert course["per_seed_argmin_step"]["mean"] == pytest.approx(5.0)
+    assert (course["per_seed_argmin_step"]["min"], course["per_seed_argmin_step"]["max"]) == (3.0, 7.0)
+    mean_curve = (seed0 + seed1) / 2
+    assert course["argmin_step_of_seed_mean"] == 5 == int(mean_curve.argmin())
+    assert course["min_of_seed_mean"] == pytest.approx(0.2 + 0.05 * 4)  # (0.1 + 0.2 + 0.3 + 0.2) / 2
+    assert course["start"] == pytest.approx(mean_curve[0]) and course["end"] == pytest.approx(mean_curve[-1])
+    # a monotone series has its minimum at the first / last step
+    assert st.minimum_course(np.stack([steps, steps]))["argmin_step_of_seed_mean"] == 0
+    assert st.minimum_course(np.stack([-steps]))["argmin_step_of_seed_mean"] == 10
+
+
+def test_course_table_and_readme_update(tmp_path):
+    summary = st.main(["--steps", "6", "--seeds", "0,1", "--group-sizes", "2,4", "--out", str(tmp_path / "o")])
+    readme = tmp_path / "o" / "README.md"
+    readme.write_text(f"top\n{st.TABLE_BEGIN}\nold\n{st.TABLE_END}\nbottom\n")
+    assert st.update_readme(readme, summary)
+    text = readme.read_text()
+    assert text.startswith("top\n") and text.endswith("bottom\n") and "old" not in text
+    course = summary["per_R"]["4"]["exact_zero_frac_course"]
+    assert f"{course['min_of_seed_mean']:.3f} at {course['argmin_step_of_seed_mean']}" in text
+    # the course is recomputed from the rows, equal to the per-seed minima in summary
+    assert course["per_seed_min"] == summary["per_R"]["4"]["exact_zero_frac_min"]
