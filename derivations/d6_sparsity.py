@@ -13,8 +13,13 @@ $K = 3$ with symbolic logits), and the first-order drifts of $p$ and of $z_R(p)$
 bandit for $R = 2$ and $R = 3$ by enumerating all groups. For any smooth policy and any finitely supported
 update, the chain rule gives the first-order change of $z_R(p)$ as $z_R'(p)$ times the drift $\kappa$ of $p$
 (proved for a symbolic number of update values). Since $z_R'(p) > 0$ for $p > 1/2$ and $< 0$ for $p < 1/2$
-(every $R \ge 2$), the zero-gradient probability rises in expectation to first order once $p > 1/2$ and falls
-before; finite steps are left to simulation.
+(every $R \ge 2$), under a prompt's own update ($\kappa > 0$) the zero-gradient probability rises in
+expectation to first order once $p > 1/2$ and falls before; finite steps are left to simulation.
+The sign of $\kappa$ is that of a prompt's own update only: when prompts share parameters, another prompt's
+gradient can move $p$ down. An instance with two prompts sharing one logit ($p_A = 1/2$, $p_B = 1/4$) shows,
+for every $R \ge 2$, that $p_B$ falls and $z_R(p_B)$ rises to first order although $p_B < 1/2$. Finally, the
+zero gradient of an all-equal group comes from the group baseline: without one, an all-success group's
+REINFORCE gradient $\frac1R \sum_i r_i g_i$ is not zero (an instance).
 """
 
 from __future__ import annotations
@@ -474,4 +479,124 @@ left_to_simulation = Remark(
     "different, $p$-dependent rate $c_R(p)$ (D5), and over many steps $p$ and $\\|\\nabla p\\|$ change together. "
     "These are examined by simulation against an exact oracle in another issue; here only the first-order "
     "derivative at $\\eta = 0$ is exact.",
+)
+
+# == two prompts sharing one logit: the own-update result does not carry over ======================
+# An instance: one scalar parameter theta, p_A = sigmoid(theta), p_B = sigmoid(-log 3 - theta) = 1/(1 + 3 e^theta),
+# at theta = 0, so p_A = 1/2 and p_B = 1/4. The batch's expected no-std update averages the two prompts' expected
+# updates, (R-1)/R dp_k/dtheta each (no_std_update_direction_is_R_minus_1_over_R_times_gradient, per prompt).
+theta_s = sp.Symbol("theta", real=True)
+p_A_shared = 1 / (1 + sp.exp(-theta_s))
+p_B_shared = 1 / (1 + 3 * sp.exp(theta_s))
+SHARED_STEP = (R - 1) / (32 * R)  # the batch's expected update at theta = 0 (the first result below)
+SHARED = Assumption("two prompts share one logit $\\theta$: $p_A = \\sigma(\\theta)$, $p_B = \\sigma(-\\log 3 - \\theta)$, "
+                    "at $\\theta = 0$ ($p_A = 1/2$, $p_B = 1/4$); the batch update is the average of the two prompts' "
+                    "no-std updates, whose expectations are $\\frac{R-1}{R} \\partial_\\theta p_k$ "
+                    "(no_std_update_direction_is_R_minus_1_over_R_times_gradient)", context=True)
+
+
+def _at_zero_theta(e) -> sp.Expr:
+    return sp.Subs(sp.Derivative(e, theta_s), theta_s, 0)
+
+
+def _moved_shared(prob) -> sp.Expr:
+    """prob at theta = eta * E[g_hat] (the step from theta = 0)."""
+    return prob.subs(theta_s, eta * SHARED_STEP)
+
+
+shared_logit_batch_update_direction_is_R_minus_1_over_32_R = Result(
+    name="shared_logit_batch_update_direction_is_R_minus_1_over_32_R",
+    doc="Instance (two prompts, one shared logit, $p_A = 1/2$, $p_B = 1/4$ at $\\theta = 0$): "
+        "$E[\\hat g] = \\frac{R-1}{R} \\cdot \\frac12 (\\partial_\\theta p_A + \\partial_\\theta p_B) = "
+        "\\frac{R-1}{R} \\cdot \\frac12 (\\tfrac14 - \\tfrac{3}{16}) = \\frac{R-1}{32 R} > 0$: prompt $A$'s gradient "
+        "dominates, so the shared logit moves up and $p_B$, which falls with $\\theta$, is pushed down.",
+    lhs=(R - 1) / R * (_at_zero_theta(p_A_shared) + _at_zero_theta(p_B_shared)) / 2,
+    rhs=SHARED_STEP,
+    assumptions=(GROUP_SETTING, SHARED),  # an identity for every R
+    rule="differentiate the sigmoid", why="$\\sigma' = \\sigma (1 - \\sigma)$: $1/4$ for $A$, $-3/16$ for $B$.",
+    by=rules.DIFFERENTIATION,
+)
+
+shared_parameter_prompt_below_half_success_probability_falls_to_first_order = Result(
+    name="shared_parameter_prompt_below_half_success_probability_falls_to_first_order",
+    doc="Instance (two prompts, one shared logit, $p_A = 1/2$, $p_B = 1/4$): for every $R \\ge 2$ the first-order "
+        "drift of $p_B$ under the batch's expected no-std update is $\\partial_\\theta p_B \\cdot \\frac{R-1}{32R} = "
+        "-\\frac{3(R-1)}{512 R} < 0$: with shared parameters a prompt's success probability can fall, so D6's "
+        "$\\kappa > 0$ holds for a prompt's own update only.",
+    lhs=sp.Subs(sp.Derivative(_moved_shared(p_B_shared), eta), eta, 0),
+    rhs=sp.Integer(0),
+    relation="<",
+    assumptions=(GROUP, SHARED),
+    steps=(
+        Step(-3 * (R - 1) / (512 * R), "chain rule", "$\\partial_\\theta p_B = -p_B (1 - p_B) = -3/16$ at $0$, times "
+             "the step $\\frac{R-1}{32R}$ (shared_logit_batch_update_direction_is_R_minus_1_over_32_R).",
+             by=rules.DIFFERENTIATION),
+        Step(sp.Integer(0), "sign", "$R - 1 > 0$.", relation="<"),
+    ),
+)
+
+shared_parameter_prompt_at_half_success_probability_rises_to_first_order = Result(
+    name="shared_parameter_prompt_at_half_success_probability_rises_to_first_order",
+    doc="The same instance, prompt $A$: its first-order drift is $\\tfrac14 \\cdot \\frac{R-1}{32R} = "
+        "\\frac{R-1}{128 R} > 0$ (its own gradient wins the shared logit); at $p_A = 1/2$, $z_R'(p_A) = 0$.",
+    lhs=sp.Integer(0),
+    rhs=sp.Subs(sp.Derivative(_moved_shared(p_A_shared), eta), eta, 0),
+    relation="<",
+    assumptions=(GROUP, SHARED),
+    steps=(
+        Step((R - 1) / (128 * R), "sign", "$R - 1 > 0$.", relation="<"),
+        Step(sp.Subs(sp.Derivative(_moved_shared(p_A_shared), eta), eta, 0), "chain rule",
+             "$\\partial_\\theta p_A = p_A (1 - p_A) = 1/4$ at $0$, times the step $\\frac{R-1}{32R}$.",
+             by=rules.DIFFERENTIATION),
+    ),
+)
+
+_kappa_B = 3 * (R - 1) / (512 * R)  # minus the drift of p_B
+shared_parameter_prompt_below_half_zero_gradient_probability_rises_to_first_order = Result(
+    name="shared_parameter_prompt_below_half_zero_gradient_probability_rises_to_first_order",
+    doc="Instance (two prompts, one shared logit, $p_A = 1/2$, $p_B = 1/4$): for every $R \\ge 2$ the first-order "
+        "change of $z_R(p_B)$ under the batch's expected no-std update is $z_R'(1/4) \\cdot (-\\frac{3(R-1)}{512R}) > 0$ "
+        "although $p_B < 1/2$: the sign of $z_R'(p)$ below $1/2$ "
+        "(first_order_change_of_zero_gradient_probability_is_negative_below_half) meets a negative drift. So "
+        "'zero-gradient groups get rarer while $p < 1/2$' is a statement about a prompt's own update, not about "
+        "a policy whose parameters other prompts share.",
+    lhs=sp.Integer(0),
+    rhs=sp.Subs(sp.Derivative(zero_gradient_probability(_moved_shared(p_B_shared)), eta), eta, 0),
+    relation="<",
+    assumptions=(GROUP, SHARED),
+    steps=(
+        Step(-(_kappa_B * zero_gradient_probability_slope(sp.Rational(1, 4))), "z_R'(p) < 0 below 1/2",
+             "first_order_change_of_zero_gradient_probability_is_negative_below_half at $p = 1/4$, "
+             "$\\kappa = \\frac{3(R-1)}{512R}$: $\\kappa z_R'(1/4) < 0$.", relation="<",
+             using=(first_order_change_of_zero_gradient_probability_is_negative_below_half.at(
+                 {p: sp.Rational(1, 4), kappa: _kappa_B}),)),
+        Step(sp.Subs(sp.Derivative(zero_gradient_probability(_moved_shared(p_B_shared)), eta), eta, 0),
+             "chain rule", "$z_R'(p_B)\\, \\partial_\\theta p_B \\cdot \\frac{R-1}{32R}$ with $p_B = 1/4$, "
+             "$\\partial_\\theta p_B = -3/16$.", by=(*rules.DIFFERENTIATION, rules.exponent_sum_splits)),
+    ),
+)
+
+# == the zeros come from the baseline, not from the per-token credit ================================
+no_baseline_all_success_group_gradient_is_not_zero = Result(
+    name="no_baseline_all_success_group_gradient_is_not_zero",
+    doc="Instance: on the three-action softmax bandit at $\\theta = 0$ with $C = \\{1\\}$, a group of $R = 2$ rollouts "
+        "that both pick action 1 (all succeed). The no-baseline (REINFORCE) estimator $\\frac1R \\sum_i r_i g_i$ has "
+        "first coordinate $\\partial_{\\theta_1} \\log \\pi_1 = 1 - \\pi_1 = 2/3 \\ne 0$, while with the group-mean "
+        "baseline every advantage is $0$ (degenerate_group_contributes_zero_gradient): the zero gradient of an "
+        "all-equal group comes from the baseline.",
+    lhs=sp.Subs((1 * score[0][0] + 1 * score[0][0]) / 2, th, (0, 0, 0)),
+    rhs=sp.Rational(2, 3),
+    assumptions=(SOFTMAX,),
+    rule="differentiate the softmax", why="$\\partial_{\\theta_1} \\log \\pi_1 = 1 - \\pi_1 = 2/3$ at uniform logits.",
+    by=rules.DIFFERENTIATION,
+)
+
+zero_gradient_groups_come_from_the_group_baseline = Remark(
+    "zero_gradient_groups_come_from_the_group_baseline",
+    "Does credit collapse (one outcome reward shared by every token) cause the sparsity, or the group baseline? "
+    "The baseline. A group's gradient $\\frac1R \\sum_i (r_i - \\bar r) g_i$ is exactly zero when all $R$ binary "
+    "rewards are equal because the group-mean baseline makes every advantage zero; with no (or a constant) "
+    "baseline the same rollouts give $\\frac1R \\sum_i r_i g_i$, non-zero in general "
+    "(no_baseline_all_success_group_gradient_is_not_zero). Whether the advantage is spread identically over the "
+    "tokens decides how a live group's gradient is shared among tokens, not whether a group's gradient is zero.",
 )
