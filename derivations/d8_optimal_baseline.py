@@ -206,18 +206,21 @@ def optimal_constant_baseline(probs: Sequence[sp.Expr], rewards: Sequence[sp.Exp
             / sum(x * z for x, z in zip(probs, squared_score_norms)))
 
 
-def softmax_total_variance(probs: Sequence[sp.Expr], rewards: Sequence[sp.Expr], baseline: sp.Expr) -> sp.Expr:
+def softmax_total_variance(probs: Sequence[sp.Expr], rewards: Sequence[sp.Expr], baseline: sp.Expr,
+                           free_logits: int | None = None) -> sp.Expr:
     """$V(b) = E \\lVert (r - b) g \\rVert^2 - \\lVert E[(r - b) g] \\rVert^2$ with the scores $g(a) = e_a - \\pi$,
-    written coordinate by coordinate ($\\lVert x \\rVert^2 = \\sum_c x_c^2$)."""
+    written coordinate by coordinate ($\\lVert x \\rVert^2 = \\sum_c x_c^2$) over the first ``free_logits``
+    coordinates (default: every logit free; $K - 1$: the last, reference logit fixed)."""
     size = len(probs)
+    columns = size if free_logits is None else free_logits
 
     def score(act: int, col: int) -> sp.Expr:
         return sp.KroneckerDelta(act, col) - probs[col]
 
     second = sp.Add(*[probs[act] * (rewards[act] - baseline) ** 2
-                      * sp.Add(*[score(act, col) ** 2 for col in range(size)]) for act in range(size)])
+                      * sp.Add(*[score(act, col) ** 2 for col in range(columns)]) for act in range(size)])
     mean = [sp.Add(*[probs[act] * (rewards[act] - baseline) * score(act, col) for act in range(size)])
-            for col in range(size)]
+            for col in range(columns)]
     return second - sp.Add(*[m ** 2 for m in mean])
 
 
@@ -467,6 +470,21 @@ softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths = Re
     rhs=sp.Rational(5, 14),
     assumptions=(EXAMPLE_ASSUMPTION,),
     rule="evaluation",
+)
+
+softmax_example_mean_baseline_excess_variance_with_a_reference_logit_is_one_over_112 = Result(
+    name="softmax_example_mean_baseline_excess_variance_with_a_reference_logit_is_one_over_112",
+    doc="With the reference logit fixed ($\\theta_3 = 0$, scores $(\\delta_{ab} - \\pi_b)_{b \\le 2}$) the same instance "
+        "$\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$ has total variance, computed from its definition over the two free "
+        "coordinates, larger by exactly $V(1/2) - V(5/14) = (7/16)(1/7)^2 = 1/112$ with the mean baseline than with "
+        "$b^* = 5/14$ (with $K$ free logits: $1/40$).",
+    lhs=as_written(lambda: sp.Subs(softmax_total_variance(PI_EXAMPLE, R_EXAMPLE, b, free_logits=2), b, sp.Rational(1, 2))
+                   - sp.Subs(softmax_total_variance(PI_EXAMPLE, R_EXAMPLE, b, free_logits=2), b,
+                             sp.Rational(5, 14))),
+    rhs=sp.Rational(1, 112),
+    assumptions=(EXAMPLE_ASSUMPTION,),
+    rule="evaluation", why="$E \\lVert g \\rVert^2 (b - b^*)^2$ with $E \\lVert g \\rVert^2 = 7/16$ over the free "
+                           "coordinates.",
 )
 
 group_mean_is_not_the_population_mean = Remark(
