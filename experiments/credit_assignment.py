@@ -63,6 +63,10 @@ class Config:
     eps: float = 1e-4
     log_every: int = 10
     out: str = "runs/credit_assignment"
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    adam_eps: float = 1e-8
+    norm_eps: float = 1e-12
 
 
 # == estimators (one batch of B independent runs) =====================================================
@@ -106,6 +110,84 @@ def expected_update(q: np.ndarray) -> np.ndarray:
     return q.prod(axis=1, keepdims=True) * (1 - q)
 
 
+def process_reward_advantages(x: np.ndarray, eps: float) -> np.ndarray:
+    """Process supervision as in DeepSeekMath: step reward r_ih = 1[steps 1..h all right] (B, R, H); every one of
+    the R*H step rewards of a group is normalised by the group's mean and sample std (ddof 1, + eps) over all R*H
+    values (0 where they are all equal); the advantage of step h is the reward-to-go sum_{k >= h} rtilde_ik."""
+    rewards = np.cumprod(x, axis=-1)
+    flat = rewards.reshape(rewards.shape[0], -1)
+    std = flat.std(axis=1, ddof=1)[:, None, None]
+    normed = np.where(std > 0, (rewards - flat.mean(axis=1)[:, None, None]) / (std + eps), 0.0)
+    return np.cumsum(normed[..., ::-1], axis=-1)[..., ::-1]
+
+
+def process_reward_update(x: np.ndarray, q: np.ndarray, eps: float) -> np.ndarray:
+    """(1/R) sum_i sum_h A_ih u_ih with A from :func:`process_reward_advantages`, shape (B, H)."""
+    return (process_reward_advantages(x, eps) * path_scores(x, q)).mean(axis=1)
+
+
+def exact_credit_terms(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Per-rollout exact-credit terms (Q_h - V_h) u_ih, shape (B, R, H); their mean over R is exact_credit_update."""
+    later = np.concatenate([np.cumprod(q[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones_like(q[:, :1])], axis=1)
+    return (x * later[:, None, :] - (q * later)[:, None, :]) * path_scores(x, q)
+
+
+# == optimizers (ascent; one batch of B runs; lr of shape (B, 1)) =====================================
+# Each takes (g, terms, state, lr, cfg) -> (step, state): g the group estimate (B, H), terms the per-rollout
+# terms (B, R, H) whose mean over R is g (None for the noise-free gradient), state a dict (empty at the start).
+
+
+def sgd_step(g, terms, state, lr, cfg):
+    """theta += lr g."""
+    return lr * g, state
+
+
+def adam_step(g, terms, state, lr, cfg):
+    """Standard Adam (Kingma & Ba), bias-corrected, ascent: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
+    step = lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)."""
+    b1, b2 = cfg.adam_beta1, cfg.adam_beta2
+    t = state.get("t", 0) + 1
+    m = b1 * state.get("m", 0.0) + (1 - b1) * g
+    v = b2 * state.get("v", 0.0) + (1 - b2) * g * g
+    step = lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + cfg.adam_eps)
+    return step, {"t": t, "m": m, "v": v}
+
+
+def normalised_step(g, terms, state, lr, cfg):
+    """Per-step normalised: step_h = lr g_h / (s_h + norm_eps), s_h = sqrt((1/R) sum_i c_ih^2) the group's RMS of
+    the per-rollout credit terms c_ih of step h (so |step_h| <= lr: g_h / s_h is a mean over an RMS); 0 where
+    s_h = 0 (no rollout gave step h any credit)."""
+    if terms is None:
+        raise ValueError("the normalised update needs per-rollout terms (not defined for 'expected')")
+    scale = np.sqrt((terms ** 2).mean(axis=1))
+    return np.where(scale > 0, lr * g / (scale + cfg.norm_eps), 0.0), state
+
+
+OPTIMIZERS = {"sgd": sgd_step, "adam": adam_step, "normalised": normalised_step}
+ARMS = ("grpo+sgd", "grpo+adam", "exact_credit+sgd", "exact_credit+adam", "exact_credit+normalised",
+        "process_reward+sgd", "process_reward+adam", "dr_grpo+sgd", "expected+sgd")
+
+
+def split_arm(arm: str) -> tuple[str, str]:
+    """'estimator+optimizer' (a bare estimator means +sgd)."""
+    estimator, _, optimizer = arm.partition("+")
+    optimizer = optimizer or "sgd"
+    if estimator not in METHODS + ("process_reward",) or optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown arm {arm!r}")
+    return estimator, optimizer
+
+
+def update_terms(method: str, x: np.ndarray, q: np.ndarray, eps: float) -> np.ndarray:
+    """Per-rollout terms (B, R, H) of a sampled estimator; their mean over R is ``update``."""
+    if method in ("grpo", "dr_grpo"):
+        return grpo_advantages(x.prod(axis=-1), method == "grpo", eps)[..., None] * path_scores(x, q)
+    if method == "exact_credit":
+        return exact_credit_terms(x, q)
+    if method == "process_reward":
+        return process_reward_advantages(x, eps) * path_scores(x, q)
+    raise ValueError(f"no per-rollout terms for {method!r}")
+
+
 def update(method: str, x: np.ndarray | None, q: np.ndarray, eps: float) -> np.ndarray:
     if method == "grpo":
         return outcome_update(x, q, True, eps)
@@ -115,6 +197,8 @@ def update(method: str, x: np.ndarray | None, q: np.ndarray, eps: float) -> np.n
         return exact_credit_update(x, q)
     if method == "expected":
         return expected_update(q)
+    if method == "process_reward":
+        return process_reward_update(x, q, eps)
     raise ValueError(f"unknown method {method!r}")
 
 
@@ -126,12 +210,18 @@ def initial_q(start: str, horizon: int, matched_p: float) -> float:
 
 
 def train(cfg: Config, start: str, horizon: int, method: str, seed_base: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """All lrs x seeds at once. Returns steps to target (L, S) (-1: not reached) and mean p curves (L, points)."""
+    """All lrs x seeds at once. ``method`` is an estimator of METHODS (plain SGD, as before) or an arm
+    'estimator+optimizer' (ARMS, OPTIMIZERS). Returns steps to target (L, S) (-1: not reached) and mean p curves
+    (L, points)."""
+    estimator, optimizer = split_arm(method)
+    step_fn, state = OPTIMIZERS[optimizer], {}
+    key = [seed_base, horizon, STARTS.index(start), METHODS.index(method)] if method in METHODS else \
+        [seed_base, horizon, STARTS.index(start), 100 + ARMS.index(method) if method in ARMS else 99]
     lrs = np.repeat(np.asarray(cfg.lrs, dtype=float), cfg.seeds)
     batch = lrs.shape[0]
     q0 = initial_q(start, horizon, cfg.matched_p)
     theta = np.full((batch, horizon), math.log(q0 / (1 - q0)))
-    rng = np.random.default_rng([seed_base, horizon, STARTS.index(start), METHODS.index(method)])
+    rng = np.random.default_rng(key)
     steps = np.full(batch, -1)
     curve = []
     for step in range(cfg.max_steps + 1):
@@ -143,9 +233,15 @@ def train(cfg: Config, start: str, horizon: int, method: str, seed_base: int = 0
             curve.append(p.reshape(len(cfg.lrs), cfg.seeds).mean(axis=1))
         if (steps >= 0).all() or step == cfg.max_steps:
             break
-        x = None if method == "expected" else (rng.random((batch, cfg.group_size, horizon)) < q[:, None, :]).astype(float)
         live = (steps < 0)[:, None]  # runs that reached the target stop moving
-        theta = theta + live * lrs[:, None] * update(method, x, q, cfg.eps)
+        if estimator == "expected":
+            terms, g = None, expected_update(q)
+        else:
+            x = (rng.random((batch, cfg.group_size, horizon)) < q[:, None, :]).astype(float)
+            terms = update_terms(estimator, x, q, cfg.eps)
+            g = terms.mean(axis=1)
+        delta, state = step_fn(g, terms, state, lrs[:, None], cfg)
+        theta = theta + live * delta
     while len(curve) <= cfg.max_steps // cfg.log_every:  # finished early: every run holds its final p
         curve.append(curve[-1])
     return steps.reshape(len(cfg.lrs), cfg.seeds), np.stack(curve, axis=1)
@@ -265,6 +361,111 @@ def plot(cfg: Config, summary: list[dict], curves: dict, theory: list[dict], out
     return written
 
 
+# == arms: estimator x optimizer, each at its own bracketed best learning rate =========================
+ARM_FILES = ("arms_summary.json", "arms_table.md")
+ARM_GRID = tuple(4.0 ** k for k in range(-3, 4))  # 1/64 .. 64, extended at an edge that holds the best median
+ARM_GRID_LIMIT = (4.0 ** -10, 4.0 ** 10)  # no extension beyond: such an arm is reported "not bracketed"
+
+
+def arm_medians(cfg: Config, start: str, horizon: int, arm: str, lrs: tuple[float, ...]) -> dict[float, np.ndarray]:
+    """Steps to target per lr (censored runs count as max_steps + 1), one array of seeds per lr."""
+    run_cfg = Config(**{**asdict(cfg), "lrs": tuple(lrs)})
+    with np.errstate(over="ignore", under="ignore"):
+        steps, _ = train(run_cfg, start, horizon, arm)
+    return {lr: np.where(s >= 0, s, cfg.max_steps + 1) for lr, s in zip(lrs, steps)}
+
+
+def best_lr_is_bracketed(medians: dict[float, float], max_steps: int) -> tuple[float, bool]:
+    """The smallest lr with the best median, and whether the grid brackets it: some lr strictly inside the grid
+    attains the best median, and that median is not censored (a flat, all-censored grid brackets nothing)."""
+    grid = sorted(medians)
+    best = min(medians.values())
+    hits = [lr for lr in grid if medians[lr] == best]
+    return hits[0], best <= max_steps and any(lr not in (grid[0], grid[-1]) for lr in hits)
+
+
+def bracketed_arm(cfg: Config, start: str, horizon: int, arm: str, factor: float = 4.0) -> dict:
+    """Run the arm on ARM_GRID and extend the grid by ``factor`` at whichever edge holds the best median (at both
+    edges while no lr reaches the target) until some interior lr attains it or ARM_GRID_LIMIT is reached; the row
+    says which."""
+    values = arm_medians(cfg, start, horizon, arm, ARM_GRID)
+    while True:
+        medians = {lr: float(np.median(v)) for lr, v in values.items()}
+        best_lr, bracketed = best_lr_is_bracketed(medians, cfg.max_steps)
+        grid = sorted(values)
+        if bracketed:
+            break
+        if min(medians.values()) > cfg.max_steps:  # nothing reached: widen at both edges
+            new = tuple(x for x in (grid[0] / factor, grid[-1] * factor) if ARM_GRID_LIMIT[0] <= x <= ARM_GRID_LIMIT[1])
+        else:
+            new = tuple(x for x in (grid[0] / factor if best_lr == grid[0] else grid[-1] * factor,)
+                        if ARM_GRID_LIMIT[0] <= x <= ARM_GRID_LIMIT[1])
+        if not new:
+            break
+        values.update(arm_medians(cfg, start, horizon, arm, new))
+    v = values[best_lr]
+    return {"start": start, "H": horizon, "arm": arm, "best_lr": best_lr, "bracketed": bracketed,
+            "median_steps": float(np.median(v)), "q25": float(np.quantile(v, 0.25)),
+            "q75": float(np.quantile(v, 0.75)), "reached": int((v <= cfg.max_steps).sum()), "seeds": int(v.size),
+            "grid": sorted(values), "medians": [float(np.median(values[lr])) for lr in sorted(values)]}
+
+
+def arms_table(rows: list[dict], max_steps: int) -> str:
+    """Markdown: updates to target per arm (rows) and H (columns), median (IQR) reached/seeds, best lr."""
+    horizons = sorted({r["H"] for r in rows})
+    lines = ["| start | arm | " + " | ".join(f"H = {h}" for h in horizons) + " |",
+             "|---|---|" + "---|" * len(horizons)]
+    for start in dict.fromkeys(r["start"] for r in rows):
+        for arm in dict.fromkeys(r["arm"] for r in rows if r["start"] == start):
+            cells = []
+            for h in horizons:
+                r = next((r for r in rows if (r["start"], r["arm"], r["H"]) == (start, arm, h)), None)
+                if r is None:
+                    cells.append("")
+                elif r["reached"] * 2 <= r["seeds"] and r["median_steps"] > max_steps:
+                    cells.append(f"not reached ({r['reached']}/{r['seeds']}, any lr of {len(r['grid'])})")
+                else:
+                    cells.append(f"{r['median_steps']:.0f} ({r['q25']:.0f}-{r['q75']:.0f}), {r['reached']}/"
+                                 f"{r['seeds']}, lr {r['best_lr']:g}" + ("" if r["bracketed"] else ", NOT bracketed"))
+            lines.append(f"| {start} | {arm} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def arms_main(cfg: Config, arms: tuple[str, ...], out: Path) -> int:
+    """Every arm x start x H at its bracketed best lr; one part file per cell (a rerun with the same config skips
+    finished cells and refuses a different one); arms_summary.json and arms_table.md at the end."""
+    fingerprint = json.dumps({**asdict(cfg), "out": None, "lrs": None, "methods": None, "grid": ARM_GRID,
+                              "limit": ARM_GRID_LIMIT, "search": 2}, sort_keys=True)
+    parts = out / "arm_parts"
+    rows, t_start = [], time.perf_counter()
+    for start in STARTS:
+        for horizon in cfg.horizons:
+            for arm in arms:
+                part = parts / f"{start}_H{horizon}_{arm.replace('+', '_')}.json"
+                if part.exists():
+                    saved = json.loads(part.read_text())
+                    if saved["config"] != fingerprint:
+                        print(f"error: {part} was written with another config; use a new --out", file=sys.stderr)
+                        return 2
+                    rows.append(saved["row"])
+                    continue
+                t0 = time.perf_counter()
+                row = bracketed_arm(cfg, start, horizon, arm)
+                parts.mkdir(parents=True, exist_ok=True)
+                write_atomically(part, json.dumps({"config": fingerprint, "row": row}) + "\n")
+                rows.append(row)
+                print(f"{start:8s} H={horizon:<3d} {arm:24s} median {row['median_steps']:.0f} at lr "
+                      f"{row['best_lr']:g} ({'bracketed' if row['bracketed'] else 'NOT bracketed'}; "
+                      f"{len(row['grid'])} lrs; {time.perf_counter() - t0:.1f} s)", flush=True)
+    write_atomically(out / "arms_table.md", arms_table(rows, cfg.max_steps))
+    write_atomically(out / "arms_summary.json", json.dumps(
+        {"config": asdict(cfg), "arms": list(arms), "grid": list(ARM_GRID), "grid_limit": list(ARM_GRID_LIMIT),
+         "rows": rows, "wall_seconds": round(time.perf_counter() - t_start, 1)}, indent=1) + "\n")
+    print(arms_table(rows, cfg.max_steps))
+    print(f"wrote {len(ARM_FILES)} files to {out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     d = Config()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=DefaultsHelpFormatter)
@@ -277,6 +478,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-steps", type=positive_int, default=d.max_steps)
     ap.add_argument("--matched-p", type=float, default=d.matched_p, help="p0 of the matched start")
     ap.add_argument("--log-every", type=positive_int, default=d.log_every)
+    ap.add_argument("--arms", default="", help="instead of --methods x --lrs: these estimator+optimizer arms "
+                    f"(comma-separated, or 'all' = {','.join(ARMS)}), each at a learning rate its grid brackets; "
+                    "writes arms_summary.json, arms_table.md and arm_parts/ (resumable)")
     ap.add_argument("--quick", action="store_true", help="H 1,2,4, 2 seeds, 300 steps")
     ap.add_argument("--out", default=d.out, help="output folder (the committed results: "
                     "experiments/results/credit_assignment)")
@@ -312,9 +516,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = config_from(args, ap)
     out = Path(cfg.out)
-    problem = output_problem(out, "folder", FILES)
+    problem = output_problem(out, "folder", FILES + ARM_FILES)
     if problem:
         ap.error(f"--out {cfg.out}: {problem}")
+    if args.arms:
+        arms = ARMS if args.arms == "all" else tuple(a for a in args.arms.split(",") if a)
+        for arm in arms:
+            try:
+                split_arm(arm)
+            except ValueError as exc:
+                ap.error(f"--arms: {exc}")
+        return arms_main(cfg, arms, out)
     start_time = time.perf_counter()
     runs, curves, curve_rows = [], {}, []
     for start in STARTS:
