@@ -24,7 +24,10 @@ per-step mean and variance is also checked by enumerating all $2^H$ outcomes for
 $b$ and a symbolic success probability after a wrong prefix, and the no-std group-mean estimator's variance (the variance of a
 sample covariance) by enumerating all groups for $(H, R) \in \{(1, 2), (1, 3), (1, 4), (2, 2), (2, 3), (3, 2)\}$.
 A process reward changes the objective and its gradient ($q^h - q^{H+1}$ at step $h$ for the expected number of
-leading right steps, symbolic). Remarks state the dynamics and the reading.
+leading right steps, symbolic), and REINFORCE with the reward-to-go $G_h$ has that mean. Where the exponential in
+$H$ enters: the outcome SNR with $b^*_h$ is $q^H/(1 - q^H - q^{H-h}(1-q))$ at every step; exact credit's step-1 SNR is
+$q(1-q)/(1-2q)^2$, and the step-1 ratio of the two SNRs is $q^{H-1}(1-2q)^2/((1-q)(1-q^H))$, while both means are
+$q^H(1-q)$ (per-rollout statements in this model, not training dynamics). Remarks state the dynamics and the reading.
 """
 
 from __future__ import annotations
@@ -445,6 +448,70 @@ process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1 = Result(
     assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX),
     rule="telescoping sum", why="$q^k (1-q) = q^k - q^{k+1}$.",
     by=(rules.sum_telescopes(sp.Lambda(k, -q ** k)), rules.exponent_sum_splits),
+)
+
+
+# == SNR at step h for each estimator, and where the exponential in H enters =========================
+OPTIMAL_OUTCOME_VARIANCE_POSITIVE = Assumption(
+    "$1 - q^H - q^{H-h}(1-q) > 0$ (at $h = H$ it is $q - q^H$, positive for $H \\ge 2$)",
+    positive=1 - q ** H - q ** (H - h) * (1 - q))
+outcome_snr_with_the_optimal_baseline_is_q_pow_H_over_one_minus_q_pow_H_minus_b_star = Result(
+    name="outcome_snr_with_the_optimal_baseline_is_q_pow_H_over_one_minus_q_pow_H_minus_b_star",
+    doc="Per rollout, the outcome-only SNR at step $h$ with D8's optimal constant baseline $b^*_h = q^{H-h}(1-q)$ is "
+        "$q^H / (1 - q^H - q^{H-h}(1-q))$ (outcome_variance_with_the_optimal_baseline): a factor $q^H$ over a "
+        "denominator between $q - q^H$ and $1$, so of order $q^H$ at every step except the last, where it is "
+        "$q^{H-1}/(1 - q^{H-1})$.",
+    lhs=as_written(lambda: grad ** 2 / (p * (1 - q) ** 2 * (1 - p - q ** (H - h) * (1 - q)))),
+    rhs=q ** H / (1 - q ** H - q ** (H - h) * (1 - q)),
+    assumptions=(STEP_PROBABILITY, STEP_INDEX_SETTING, OPTIMAL_OUTCOME_VARIANCE_POSITIVE),
+    rule="outcome_variance_with_the_optimal_baseline",
+    why="$q^{2H} (1-q)^2 / (q^H (1-q)^2 (1 - q^H - q^{H-h}(1-q)))$; $0 < q < 1$.",
+)
+
+HALF_EXCLUDED = Assumption("$q \\ne 1/2$ (at $q = 1/2$ the first-step exact-credit term is constant, variance 0)",
+                           positive=(1 - 2 * q) ** 2)
+exact_credit_first_step_snr_is_q_times_one_minus_q_over_one_minus_2q_squared = Result(
+    name="exact_credit_first_step_snr_is_q_times_one_minus_q_over_one_minus_2q_squared",
+    doc="At the first step the exact-credit SNR (exact_credit_snr_depends_on_the_step_not_on_H at $h = 1$) is "
+        "$q (1-q) / (1 - 2q)^2$: no $H$ in it, while the mean of the same coordinate is $q^H (1-q)$.",
+    lhs=sp.Subs(q ** h * (1 - q) / (1 - 3 * q + 3 * q ** 2 - q ** h * (1 - q)), h, 1),
+    rhs=q * (1 - q) / (1 - 2 * q) ** 2,
+    assumptions=(STEP_PROBABILITY_SETTING, HALF_EXCLUDED),
+    rule="exact_credit_snr_depends_on_the_step_not_on_H at $h = 1$", why="$1 - 3q + 3q^2 - q(1-q) = (1-2q)^2$.",
+)
+
+outcome_over_exact_credit_first_step_snr_is_q_pow_H_minus_1_times_a_factor_free_of_H = Result(
+    name="outcome_over_exact_credit_first_step_snr_is_q_pow_H_minus_1_times_a_factor_free_of_H",
+    doc="At step 1, outcome-only without a baseline over exact credit: "
+        "$\\frac{p/(1-p)}{q (1-q)/(1-2q)^2} = q^{H-1} \\frac{(1-2q)^2}{(1-q)(1-q^H)}$, i.e. $q^{H-1}$ times a factor "
+        "between $(1-2q)^2/(1-q)$ and $(1-2q)^2/(1-q)^2$: the exponential in $H$ is in the outcome estimator's "
+        "per-rollout SNR, not in exact credit's.",
+    lhs=(p / (1 - p)) / (q * (1 - q) / (1 - 2 * q) ** 2),
+    rhs=q ** (H - 1) * (1 - 2 * q) ** 2 / ((1 - q) * (1 - q ** H)),
+    assumptions=(STEP_PROBABILITY, Assumption("$p = q^H < 1$", positive=1 - q ** H)),
+    rule="divide", why="$q^H / q = q^{H-1}$.",
+    by=(rules.exponent_sum_splits,),
+)
+
+j = sp.Symbol("j", integer=True, nonnegative=True)  # the number of further right steps after step h
+process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1 = Result(
+    name="process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1",
+    doc="For the per-step reward $r_k = 1[\\text{steps } 1..k \\text{ right}]$ and the reward-to-go "
+        "$G_h = \\sum_{k \\ge h} r_k$, REINFORCE's step-$h$ term $G_h u_h$ has mean $q^h - q^{H+1}$ "
+        "(process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1): after a right prefix $G_h = 0$ if step "
+        "$h$ is wrong, and if it is right $G_h = 1 + L$ with $P(L \\ge j) = q^j$ for $j \\le H - h$, so "
+        "$E[G_h u_h] = q^{h-1} q (1-q) \\sum_{j=0}^{H-h} q^j$.",
+    lhs=q ** h * sp.Sum(q ** j * (1 - q), (j, 0, H - h)),
+    rhs=q ** h - q ** (H + 1),
+    assumptions=(STEP_PROBABILITY_SETTING, STEP_INDEX,
+                 Assumption("$E[1 + L] = \\sum_{j=0}^{H-h} P(L \\ge j)$ with $P(L \\ge j) = q^j$: the steps "
+                            "$h+1..h+j$ are right; the wrong-step class contributes $G_h = 0$")),
+    steps=(
+        Step(q ** h * (1 - q ** (H - h + 1)), "telescoping sum", "$q^j (1-q) = q^j - q^{j+1}$.",
+             by=(rules.sum_telescopes(sp.Lambda(j, -q ** j)), rules.exponent_sum_splits)),
+        Step(q ** h - q ** (H + 1), "law of exponents", "$q^h q^{H-h+1} = q^{H+1}$.",
+             using=(exponents_add.at({_a: q, _m: h, _n: H - h + 1}),), by=(rules.exponent_sum_splits,)),
+    ),
 )
 
 

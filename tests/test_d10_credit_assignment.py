@@ -210,3 +210,38 @@ def test_d10_theory_rows_follow_the_closed_forms():
     close(last4["rollouts_for_snr1_outcome_none"], (1 - 0.5 ** 4) / 0.5 ** 4, "S (q^-H - 1) at S = 1")
     close(last4["rollouts_for_snr1_exact_credit_optimal"], last4["rollouts_for_snr1_outcome_optimal"], "last step")
     close(last4["rollouts_for_snr1_exact_credit_optimal"], 1 / 0.5 ** 3 - 1, "q^(1-H) - 1")
+
+
+def brute_force_process_reward_mean(q: float, horizon: int, step: int) -> float:
+    """E[G_h u_h] by listing {0, 1}^H: r_k = 1[steps 1..k right], G_h = sum_{k >= h} r_k, u_h = P_h (x_h - q)."""
+    total = 0.0
+    for seq in itertools.product((0, 1), repeat=horizon):
+        weight, right = 1.0, True
+        for token in seq:
+            succeed = q if right else 0.3
+            weight *= succeed if token else 1 - succeed
+            right = right and token == 1
+        score = (seq[step - 1] - q) if all(seq[:step - 1]) else 0.0
+        to_go = sum(float(all(seq[:k])) for k in range(step, horizon + 1))
+        total += weight * to_go * score
+    return total
+
+
+@given(horizon=st.sampled_from((1, 2, 3, 4)), q=probabilities)
+def test_d10_new_snr_and_process_reward_closed_forms_equal_the_brute_force(horizon, q):
+    optimal_snr = d10.outcome_snr_with_the_optimal_baseline_is_q_pow_H_over_one_minus_q_pow_H_minus_b_star.rhs
+    first = d10.exact_credit_first_step_snr_is_q_times_one_minus_q_over_one_minus_2q_squared.rhs
+    ratio = d10.outcome_over_exact_credit_first_step_snr_is_q_pow_H_minus_1_times_a_factor_free_of_H.rhs
+    process = d10.process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1.rhs
+    for step in range(1, horizon + 1):
+        b_star = q ** (horizon - step) * (1 - q)
+        mean, var = brute_force_step_moments(q, horizon, step, b_star)["outcome"]
+        if var > 1e-9:
+            close(mean ** 2 / var, closed(optimal_snr, q, horizon, step), f"optimal-baseline SNR step {step}", 1e-8)
+        close(brute_force_process_reward_mean(q, horizon, step), closed(process, q, horizon, step),
+              f"process-reward mean step {step}")
+    if abs(q - 0.5) > 1e-3:
+        mean, var = brute_force_step_moments(q, horizon, 1, 0.0)["exact"]
+        close(mean ** 2 / var, closed(first, q, horizon, 1), "exact credit SNR step 1", 1e-8)
+        outcome_mean, outcome_var = brute_force_step_moments(q, horizon, 1, 0.0)["outcome"]
+        close((outcome_mean ** 2 / outcome_var) / (mean ** 2 / var), closed(ratio, q, horizon, 1), "SNR ratio", 1e-8)
