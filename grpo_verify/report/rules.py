@@ -29,7 +29,9 @@ synthetic inputs. Level (a), in the order the rules apply:
       outside it, whatever the claim);
    b. else counterexamples that hold only in a model (a toy chain under one optimizer, say) -> NOT
       SUPPORTED IN A MODEL, naming the model and its assumptions: a toy model does not refute a
-      qualitative claim;
+      qualitative claim; if results cited as supporting in a model (a setting named) bear the claim out
+      under other assumptions of a model, the claim is INCONCLUSIVE, both named;
+   b'. support that holds only in a model never confirms: with no other support -> INCONCLUSIVE;
    c. else no supporting result -> INCONCLUSIVE (neither proved nor refuted);
    d. else a supporting result proved only for a range of values -> INCONCLUSIVE (the claim speaks
       of every value; the range goes to level (b));
@@ -128,7 +130,7 @@ class DerivationEvidence:
     status: Status
     scope: str  # "symbolic" or e.g. "R = 2..16"
     condition: str = ""  # what the counterexample shows (REFUTES)
-    setting: str = ""  # REFUTES: "" in the claim's own setting; else the model it holds in, with its assumptions
+    setting: str = ""  # "" in the claim's own setting; else the model (and assumptions) it holds in
 
 
 @dataclass(frozen=True)
@@ -197,13 +199,25 @@ def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[T
         return Decision(Verdict.REFUTED, [f"{len(own)} proved counterexample(s) to the claim as worded, in its own "
                                           "setting"],
                         counterexamples=[f"{d.family} {d.name}: {d.condition}" for d in own])
+    in_model = [d for d in derivations if d.role is Role.SUPPORTS and d.setting]
+    if refuting and in_model:  # one model, two answers under different assumptions: the claim is not decided
+        return Decision(Verdict.INCONCLUSIVE,
+                        [f"a model contradicts it under some assumptions ({d.setting})" for d in
+                         dict((d.setting, d) for d in refuting).values()]
+                        + [f"and bears it out under others ({d.setting})" for d in
+                           dict((d.setting, d) for d in in_model).values()],
+                        counterexamples=[f"{d.family} {d.name}: {d.condition} (holds in {d.setting})"
+                                         for d in refuting])
     if refuting:  # a qualitative claim one model contradicts: not refuted, and the model is named
         return Decision(Verdict.NOT_SUPPORTED_IN_MODEL,
                         [f"contradicted only in a model, not in the claim's own setting: {d.setting}"
                          for d in dict((d.setting, d) for d in refuting).values()],
                         counterexamples=[f"{d.family} {d.name}: {d.condition} (holds in {d.setting})"
                                          for d in refuting])
-    supporting = [d for d in derivations if d.role is Role.SUPPORTS]
+    supporting = [d for d in derivations if d.role is Role.SUPPORTS and not d.setting]
+    if not supporting and in_model:  # a model bears a qualitative claim out: it does not prove it
+        return Decision(Verdict.INCONCLUSIVE, [f"borne out only in a model ({d.setting})" for d in
+                                               dict((d.setting, d) for d in in_model).values()])
     if not supporting:
         return Decision(Verdict.INCONCLUSIVE, ["no proved result decides the claim as worded: none proves it and "
                                                "no counterexample is proved"])
