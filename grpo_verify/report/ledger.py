@@ -19,7 +19,7 @@ from grpo_verify.proof import Status
 
 from . import junit, rules
 from .claims import ARXIV, CLAIMS, DERIVATION_TEST, PAPER, Cited, Claim
-from .rules import DerivationEvidence, Role
+from .rules import DerivationEvidence, Role, Verdict
 from .runs import PAPER_MODEL, Run, Synthetic
 
 RANK_MATRICES = (("G", "-", "$G$ (per-rollout gradients $g_i$ as rows)"),
@@ -440,7 +440,9 @@ def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:
     statement) and the evidence line."""
     rows = []
     for c in ledger["claims"]:
-        why = c["counterexamples"][0] if c["counterexamples"] else (c["reasons"][0] if c["reasons"] else "")
+        # a refutation is explained by its counterexample; an undecided claim by its reason, which names both sides
+        first = c["counterexamples"] and c["verdict"] != Verdict.INCONCLUSIVE.value
+        why = c["counterexamples"][0] if first else (c["reasons"][0] if c["reasons"] else "")
         strongest = c["strongest"]
         rows.append((c["key"], c["title"], c["verdict"], why, f"{strongest['standing']}: {strongest['statement']}",
                      c["evidence"]))

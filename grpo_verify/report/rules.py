@@ -201,11 +201,11 @@ def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[T
                         counterexamples=[f"{d.family} {d.name}: {d.condition}" for d in own])
     in_model = [d for d in derivations if d.role is Role.SUPPORTS and d.setting]
     if refuting and in_model:  # one model, two answers under different assumptions: the claim is not decided
+        against = "; ".join(dict.fromkeys(d.setting for d in refuting))
+        for_it = "; ".join(dict.fromkeys(d.setting for d in in_model))
         return Decision(Verdict.INCONCLUSIVE,
-                        [f"a model contradicts it under some assumptions ({d.setting})" for d in
-                         dict((d.setting, d) for d in refuting).values()]
-                        + [f"and bears it out under others ({d.setting})" for d in
-                           dict((d.setting, d) for d in in_model).values()],
+                        [f"one model, two answers: it contradicts the claim under some assumptions ({against}) and "
+                         f"bears it out under others ({for_it})"],
                         counterexamples=[f"{d.family} {d.name}: {d.condition} (holds in {d.setting})"
                                          for d in refuting])
     if refuting:  # a qualitative claim one model contradicts: not refuted, and the model is named
