@@ -474,7 +474,7 @@ exact_credit_first_step_snr_is_q_times_one_minus_q_over_one_minus_2q_squared = R
     name="exact_credit_first_step_snr_is_q_times_one_minus_q_over_one_minus_2q_squared",
     doc="At the first step the exact-credit SNR (exact_credit_snr_depends_on_the_step_not_on_H at $h = 1$) is "
         "$q (1-q) / (1 - 2q)^2$: no $H$ in it, while the mean of the same coordinate is $q^H (1-q)$.",
-    lhs=sp.Subs(q ** h * (1 - q) / (1 - 3 * q + 3 * q ** 2 - q ** h * (1 - q)), h, 1),
+    lhs=sp.Subs(exact_credit_snr_depends_on_the_step_not_on_H.rhs, h, 1),
     rhs=q * (1 - q) / (1 - 2 * q) ** 2,
     assumptions=(STEP_PROBABILITY_SETTING, HALF_EXCLUDED),
     rule="exact_credit_snr_depends_on_the_step_not_on_H at $h = 1$", why="$1 - 3q + 3q^2 - q(1-q) = (1-2q)^2$.",
@@ -486,7 +486,8 @@ outcome_over_exact_credit_first_step_snr_is_q_pow_H_minus_1_times_a_factor_free_
         "$\\frac{p/(1-p)}{q (1-q)/(1-2q)^2} = q^{H-1} \\frac{(1-2q)^2}{(1-q)(1-q^H)}$, i.e. $q^{H-1}$ times a factor "
         "between $(1-2q)^2/(1-q)$ and $(1-2q)^2/(1-q)^2$: the exponential in $H$ is in the outcome estimator's "
         "per-rollout SNR, not in exact credit's.",
-    lhs=(p / (1 - p)) / (q * (1 - q) / (1 - 2 * q) ** 2),
+    lhs=(outcome_snr_without_baseline_is_p_over_one_minus_p.rhs
+         / exact_credit_first_step_snr_is_q_times_one_minus_q_over_one_minus_2q_squared.rhs),
     rhs=q ** (H - 1) * (1 - 2 * q) ** 2 / ((1 - q) * (1 - q ** H)),
     assumptions=(STEP_PROBABILITY, Assumption("$p = q^H < 1$", positive=1 - q ** H)),
     rule="divide", why="$q^H / q = q^{H-1}$.",

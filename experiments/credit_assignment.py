@@ -91,18 +91,26 @@ def grpo_advantages(rewards: np.ndarray, scaled: bool, eps: float) -> np.ndarray
     return np.where(std > 0, centred / (std + eps), 0.0)
 
 
+def outcome_terms(x: np.ndarray, q: np.ndarray, scaled: bool, eps: float) -> np.ndarray:
+    """Per-rollout terms A_i u_ih, shape (B, R, H)."""
+    return grpo_advantages(x.prod(axis=-1), scaled, eps)[..., None] * path_scores(x, q)
+
+
 def outcome_update(x: np.ndarray, q: np.ndarray, scaled: bool, eps: float) -> np.ndarray:
     """(1/R) sum_i A_i u_i, shape (B, H)."""
-    rewards = x.prod(axis=-1)
-    return (grpo_advantages(rewards, scaled, eps)[..., None] * path_scores(x, q)).mean(axis=1)
+    return outcome_terms(x, q, scaled, eps).mean(axis=1)
+
+
+def exact_credit_terms(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Per-rollout terms (Q_h - V_h) u_ih, shape (B, R, H), with Q_h(right) = prod_{k>h} q_k, Q_h(wrong) = 0,
+    V_h = q_h Q_h(right)."""
+    later = np.concatenate([np.cumprod(q[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones_like(q[:, :1])], axis=1)
+    return (x * later[:, None, :] - (q * later)[:, None, :]) * path_scores(x, q)
 
 
 def exact_credit_update(x: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """(1/R) sum_i sum_h (Q_h - V_h) u_ih with Q_h(right) = prod_{k>h} q_k, Q_h(wrong) = 0, V_h = q_h Q_h(right)."""
-    later = np.concatenate([np.cumprod(q[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones_like(q[:, :1])], axis=1)
-    q_value = x * later[:, None, :]
-    value = (q * later)[:, None, :]
-    return ((q_value - value) * path_scores(x, q)).mean(axis=1)
+    """(1/R) sum_i sum_h (Q_h - V_h) u_ih, shape (B, H)."""
+    return exact_credit_terms(x, q).mean(axis=1)
 
 
 def expected_update(q: np.ndarray) -> np.ndarray:
@@ -121,15 +129,14 @@ def process_reward_advantages(x: np.ndarray, eps: float) -> np.ndarray:
     return np.cumsum(normed[..., ::-1], axis=-1)[..., ::-1]
 
 
+def process_reward_terms(x: np.ndarray, q: np.ndarray, eps: float) -> np.ndarray:
+    """Per-rollout terms A_ih u_ih with A from :func:`process_reward_advantages`, shape (B, R, H)."""
+    return process_reward_advantages(x, eps) * path_scores(x, q)
+
+
 def process_reward_update(x: np.ndarray, q: np.ndarray, eps: float) -> np.ndarray:
-    """(1/R) sum_i sum_h A_ih u_ih with A from :func:`process_reward_advantages`, shape (B, H)."""
-    return (process_reward_advantages(x, eps) * path_scores(x, q)).mean(axis=1)
-
-
-def exact_credit_terms(x: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Per-rollout exact-credit terms (Q_h - V_h) u_ih, shape (B, R, H); their mean over R is exact_credit_update."""
-    later = np.concatenate([np.cumprod(q[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones_like(q[:, :1])], axis=1)
-    return (x * later[:, None, :] - (q * later)[:, None, :]) * path_scores(x, q)
+    """(1/R) sum_i A_ih u_ih, shape (B, H)."""
+    return process_reward_terms(x, q, eps).mean(axis=1)
 
 
 # == optimizers (ascent; one batch of B runs; lr of shape (B, 1)) =====================================
@@ -180,11 +187,11 @@ def split_arm(arm: str) -> tuple[str, str]:
 def update_terms(method: str, x: np.ndarray, q: np.ndarray, eps: float) -> np.ndarray:
     """Per-rollout terms (B, R, H) of a sampled estimator; their mean over R is ``update``."""
     if method in ("grpo", "dr_grpo"):
-        return grpo_advantages(x.prod(axis=-1), method == "grpo", eps)[..., None] * path_scores(x, q)
+        return outcome_terms(x, q, method == "grpo", eps)
     if method == "exact_credit":
         return exact_credit_terms(x, q)
     if method == "process_reward":
-        return process_reward_advantages(x, eps) * path_scores(x, q)
+        return process_reward_terms(x, q, eps)
     raise ValueError(f"no per-rollout terms for {method!r}")
 
 

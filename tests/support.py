@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import sympy as sp
 import torch
 
 from grpo_verify.proof import Assumption, Result
 from grpo_verify.proof.catalog import Family
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """Import a script that is not a package module (experiments/*.py) under ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def listing(folder: Path) -> list[str]:

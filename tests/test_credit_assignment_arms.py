@@ -3,27 +3,18 @@ advantages on a hand-worked group, the normalised update's definition, and a sho
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from support import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("credit_assignment_arms_under_test",
-                                                  ROOT / "experiments" / "credit_assignment.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ca = _load()
+ca = load_script(ROOT / "experiments" / "credit_assignment.py", "credit_assignment_arms_under_test")
 CFG = ca.Config()
 
 

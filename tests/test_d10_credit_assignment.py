@@ -4,10 +4,8 @@ and against grpo_verify.oracle's group enumeration; the synthetic experiment's e
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ from hypothesis import strategies as st
 
 from grpo_verify import credit, oracle
 from grpo_verify.derivations import d10_credit_assignment as d10
+from support import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 1e-10
@@ -51,16 +50,23 @@ horizons = st.sampled_from((1, 2, 4, 8))
 probabilities = st.floats(0.05, 0.95)
 
 
+def sequence_probability(seq, q: float) -> float:
+    """P(seq) written here (no library code): a step after the all-right prefix is right with probability q, after a
+    wrong prefix with probability 0.3 (it cannot matter)."""
+    weight, right = 1.0, True
+    for token in seq:
+        succeed = q if right else 0.3
+        weight *= succeed if token else 1 - succeed
+        right = right and token == 1
+    return weight
+
+
 def brute_force_step_moments(q: float, horizon: int, step: int, baseline: float) -> dict[str, tuple[float, float]]:
     """Mean and variance of the step-h terms by listing {0, 1}^H here (no library code): a step after the all-right
     prefix is right with probability q, after a wrong prefix with probability 0.3 (it cannot matter)."""
     sums = {"outcome": [0.0, 0.0], "exact": [0.0, 0.0]}
     for seq in itertools.product((0, 1), repeat=horizon):
-        weight, right = 1.0, True
-        for token in seq:
-            succeed = q if right else 0.3
-            weight *= succeed if token else 1 - succeed
-            right = right and token == 1
+        weight = sequence_probability(seq, q)
         reward = float(all(seq))
         prefix = all(seq[:step - 1])
         score = (seq[step - 1] - q) if prefix else 0.0
@@ -172,12 +178,7 @@ def test_d10_zero_gradient_probability_tends_to_one_with_H():
 
 
 def _experiment():
-    spec = importlib.util.spec_from_file_location("credit_assignment_under_test",
-                                                  ROOT / "experiments" / "credit_assignment.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "experiments" / "credit_assignment.py", "credit_assignment_under_test")
 
 
 @pytest.mark.parametrize("horizon", [1, 2, 3, 4])
@@ -216,11 +217,7 @@ def brute_force_process_reward_mean(q: float, horizon: int, step: int) -> float:
     """E[G_h u_h] by listing {0, 1}^H: r_k = 1[steps 1..k right], G_h = sum_{k >= h} r_k, u_h = P_h (x_h - q)."""
     total = 0.0
     for seq in itertools.product((0, 1), repeat=horizon):
-        weight, right = 1.0, True
-        for token in seq:
-            succeed = q if right else 0.3
-            weight *= succeed if token else 1 - succeed
-            right = right and token == 1
+        weight = sequence_probability(seq, q)
         score = (seq[step - 1] - q) if all(seq[:step - 1]) else 0.0
         to_go = sum(float(all(seq[:k])) for k in range(step, horizon + 1))
         total += weight * to_go * score
