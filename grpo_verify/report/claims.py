@@ -66,8 +66,8 @@ D10_MODEL = ("D10's model: an $H$-step chain of independent steps of equal diffi
 D10_TRAINED = ("D10's model trained with sampled updates (experiments/results/credit_assignment/arms_table.md: $R = 8$, "
                "5 seeds, $q_0 = 1/2$ per step, each arm at its best learning rate on a grid extended until it brackets "
                "it): at $H = 24$ exact per-step credit reaches $p = 0.9$ in a median of 5 updates with Adam or per-step "
-               "normalisation, a process reward in tens, and outcome-only GRPO (SGD or Adam) at no learning rate in "
-               "$[10^{-6}, 10^{6}]$ within 20000 updates; the SNR of an early step is free of $H$ with exact credit and "
+               "normalisation, a process reward in tens, and outcome-only GRPO (SGD or Adam) at none of the 21 "
+               "learning rates tried, $4^{-10}$ to $4^{10}$, within 20000 updates; the SNR of an early step is free of $H$ with exact credit and "
                "$p/(1-p) \\approx q^H$ outcome-only")
 
 CLAIMS: tuple[Claim, ...] = (
