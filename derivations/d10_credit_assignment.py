@@ -580,6 +580,7 @@ ENUMERATION = Assumption("every outcome $o \\in \\{0, 1\\}^H$ of the tabular pol
                          "with the optimal state baseline", context=True)
 per_step_means_by_enumeration = Result(
     name="per_step_means_by_enumeration",
+    instance="$H = 1, 2, 3$",
     doc="Enumerating all $2^H$ outcomes for $H = 1, 2, 3$ (symbolic $q$, $s$, $b$): every step-$h$ mean is "
         "$q^H (1 - q)$ for the three estimators.",
     lhs=computation("EnumeratedStepMeans", r"\left(E_{\mathrm{enum}}[\text{step-}h\text{ terms}]\right)_{H \le 3}",
@@ -591,6 +592,7 @@ per_step_means_by_enumeration = Result(
 
 per_step_variances_by_enumeration = Result(
     name="per_step_variances_by_enumeration",
+    instance="$H = 1, 2, 3$",
     doc="Enumerating all $2^H$ outcomes for $H = 1, 2, 3$ (symbolic $q$, $s$, $b$): the step-$h$ variances equal "
         "outcome_variance_for_a_constant_baseline, exact_credit_variance_per_step and "
         "exact_credit_variance_with_the_optimal_state_baseline.",
@@ -634,6 +636,7 @@ def _enumerated_group_variances() -> sp.ImmutableMatrix:
 
 group_mean_variance_by_enumeration = Result(
     name="group_mean_variance_by_enumeration",
+    instance="$(H, R) \\in \\{(1, 2), (1, 3), (1, 4), (2, 2), (2, 3), (3, 2)\\}$",
     doc="The no-std GRPO estimate $\\frac1R \\sum_i (r_i - \\bar r) u_{ih}$ is $\\frac{R-1}{R}$ times the sample "
         "covariance of $(r, u_h)$; enumerating every group for $(H, R) \\in \\{(1,2), (1,3), (1,4), (2,2), (2,3), "
         "(3,2)\\}$ and each step $h$ (symbolic $q$, $s$), its variance is $(\\frac{R-1}{R})^2 [(\\mu_{22} - c^2)/R + "

@@ -238,6 +238,7 @@ RANK_SETTING = Assumption("$R = 4$ rollouts, sample-std advantages, entries $A_i
 
 token_advantage_matrix_rank_is_three_for_three_distinct_lengths = Result(
     name="token_advantage_matrix_rank_is_three_for_three_distinct_lengths",
+    instance="$R = 4$",
     doc="Rewards $(1, 0, 1, 0)$ (all advantages $\\pm\\sqrt{3}/2$ nonzero, $\\epsilon = 0$) and lengths "
         "$(3, 3, 5, 2)$: the token-advantage matrix has rank 3, the number of distinct lengths, not 1.",
     lhs=MatrixRank(token_advantage_matrix((1, 0, 1, 0), (3, 3, 5, 2))),
@@ -248,6 +249,7 @@ token_advantage_matrix_rank_is_three_for_three_distinct_lengths = Result(
 
 token_advantage_matrix_rank_ignores_zero_advantage_rollouts = Result(
     name="token_advantage_matrix_rank_ignores_zero_advantage_rollouts",
+    instance="$R = 4$",
     doc="Rewards $(0, 3, 1, 0)$ (advantages $(-\\sqrt{2}/2, \\sqrt{2}, 0, -\\sqrt{2}/2)$, $\\epsilon = 0$) and "
         "lengths $(3, 3, 5, 2)$: rank 2, the number of distinct lengths $\\{2, 3\\}$ among rollouts with "
         "nonzero advantage; the only rollout of length 5 has advantage 0 and drops out.",
@@ -259,6 +261,7 @@ token_advantage_matrix_rank_ignores_zero_advantage_rollouts = Result(
 
 token_advantage_matrix_rank_is_one_for_equal_lengths = Result(
     name="token_advantage_matrix_rank_is_one_for_equal_lengths",
+    instance="$R = 4$",
     doc="Rewards $(1, 0, 1, 0)$ and equal lengths $(4, 4, 4, 4)$: rank 1 (every row is $A_i$ times the same mask).",
     lhs=MatrixRank(token_advantage_matrix((1, 0, 1, 0), (4, 4, 4, 4))),
     rhs=sp.Integer(1),
@@ -268,6 +271,7 @@ token_advantage_matrix_rank_is_one_for_equal_lengths = Result(
 
 token_advantage_matrix_rank_is_zero_for_equal_rewards = Result(
     name="token_advantage_matrix_rank_is_zero_for_equal_rewards",
+    instance="$R = 4$",
     doc="Rewards $(1, 1, 1, 1)$ with $\\epsilon = 10^{-4}$ (TRL's value) and lengths $(3, 3, 5, 2)$: every "
         "advantage is $0/\\epsilon = 0$ and the matrix has rank 0.",
     lhs=MatrixRank(token_advantage_matrix((1, 1, 1, 1), (3, 3, 5, 2), sp.Rational(1, 10000))),

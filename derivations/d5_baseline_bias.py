@@ -195,6 +195,7 @@ FINITE = Assumption("finite model: $K$ outcomes with probabilities $p_a > 0$, $p
 _group_lhs, _group_rhs = _finite_baseline_table("group")
 group_baseline_bias_is_exact_on_finite_models = Result(
     name="group_baseline_bias_is_exact_on_finite_models",
+    instance="finite models, $R, K \\in \\{2, 3\\}$",
     doc="On finite models with $R, K \\in \\{2, 3\\}$, enumerating all $K^R$ outcome tuples gives "
         "$E[(r_i - \\bar r) g_i] = \\frac{R-1}{R} \\sum_a p_a \\rho_a \\gamma_a$ exactly, for every $i$.",
     lhs=_group_lhs, rhs=_group_rhs,
@@ -205,6 +206,7 @@ group_baseline_bias_is_exact_on_finite_models = Result(
 _loo_lhs, _loo_rhs = _finite_baseline_table("leave_one_out")
 leave_one_out_baseline_is_unbiased_on_finite_models = Result(
     name="leave_one_out_baseline_is_unbiased_on_finite_models",
+    instance="finite models, $R, K \\in \\{2, 3\\}$",
     doc="On finite models with $R, K \\in \\{2, 3\\}$, enumerating all outcome tuples gives "
         "$E[(r_i - \\frac{1}{R-1} \\sum_{j \\ne i} r_j) g_i] = \\sum_a p_a \\rho_a \\gamma_a$ exactly.",
     lhs=_loo_lhs, rhs=_loo_rhs,
@@ -335,6 +337,7 @@ def _c_R_positive(size: int, every_real_p: bool) -> Result:
     """``every_real_p``: the polynomial is positive on the whole line, so [0, 1] is context there."""
     return Result(
         name=f"c_R_sample_std_is_positive_for_R{size}",
+        instance=f"$R = {size}$",
         doc=f"$c_{{{size}}}(p) > 0$ on $[0, 1]$ (sample std, $\\epsilon = 0$): with binary rewards the std-scaled "
             "estimator's expectation $c_R(p) \\nabla J$ points along $\\nabla J = \\nabla p$, so to first order in the "
             "step size $\\eta$ the std-scaled update raises $p$ at the rate $\\eta\\, c_R(p) \\lVert \\nabla p \\rVert^2 "
@@ -446,6 +449,7 @@ WRONG_OUTCOME_POSSIBLE = Assumption("the wrong outcome has probability $1 - q_1 
 _sample_lhs, _sample_rhs = _scaled_gradient_table("sample")
 sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
     name="sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
+    instance="a three-outcome model, $R = 2, 3, 4$",
     doc="On a three-outcome binary-reward model, enumerating all tuples gives $E[A_1 g_1] = c_R(p) \\nabla J$ "
         "exactly for $R = 2, 3, 4$ (sample std, symbolic $\\epsilon$).",
     lhs=_sample_lhs, rhs=_sample_rhs,
@@ -456,6 +460,7 @@ sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
 _pop_lhs, _pop_rhs = _scaled_gradient_table("population", sizes=(2, 3))
 population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model = Result(
     name="population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model",
+    instance="a three-outcome model, $R = 2, 3$",
     doc="The same with the population std: $E[A_1 g_1] = c_R(p) \\nabla J$ exactly for $R = 2, 3$.",
     lhs=_pop_lhs, rhs=_pop_rhs,
     assumptions=(BINARY_MODEL, WRONG_OUTCOME_POSSIBLE), model={q1: sp.Rational(1, 4), q2: sp.Rational(1, 3)},
@@ -647,6 +652,7 @@ def _minor(u, w) -> sp.Expr:
 
 three_reward_scaled_gradient_is_not_parallel_R2 = Result(
     name="three_reward_scaled_gradient_is_not_parallel_R2",
+    instance="a three-action bandit, $R = 2$",
     doc="With rewards $(1, 1/2, 0)$ and $R = 2$, $E[A_1 g_1]$ is not a multiple of $\\nabla J$: the minor "
         "$u_1 v_2 - u_2 v_1$ of the two vectors is nonzero.",
     lhs=at_logits(_minor(_enumerated_scaled_gradient(2), _policy_gradient(SCORE))), rhs=sp.Integer(0), relation="!=",
@@ -656,6 +662,7 @@ three_reward_scaled_gradient_is_not_parallel_R2 = Result(
 
 three_reward_scaled_gradient_is_not_parallel_R3 = Result(
     name="three_reward_scaled_gradient_is_not_parallel_R3",
+    instance="a three-action bandit, $R = 3$",
     doc="The same for $R = 3$: the minor $u_1 v_2 - u_2 v_1$ is nonzero.",
     lhs=at_logits(_minor(_enumerated_scaled_gradient(3), _policy_gradient(SCORE))), rhs=sp.Integer(0), relation="!=",
     assumptions=(CX,), rule="exact evaluation of the minor",

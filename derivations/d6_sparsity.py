@@ -77,6 +77,7 @@ def _all_equal_by_enumeration(size: int) -> sp.Expr:
 
 all_rewards_equal_probability_by_enumeration = Result(
     name="all_rewards_equal_probability_by_enumeration",
+    instance="$R = 2, \\dots, 6$",
     doc="Summing the probabilities of all constant binary reward vectors gives $p^R + (1-p)^R$ "
         "for $R = 2, \\dots, 6$ (entries in this order).",
     lhs=as_written(lambda: sp.ImmutableMatrix([_all_equal_by_enumeration(size) for size in range(2, 7)])),
@@ -343,6 +344,7 @@ def _drift_table(size: int):
 _drift2 = _drift_table(2)
 first_order_drift_of_success_probability_R2 = Result(
     name="first_order_drift_of_success_probability_R2",
+    instance="the three-action softmax bandit, $R = 2$",
     doc="On the three-action softmax bandit with $R = 2$, enumerating all groups: "
         "$\\frac{d}{d\\eta} E[p(\\theta + \\eta \\hat g)]|_{\\eta = 0} = \\frac{R-1}{R} \\|\\nabla p\\|^2$ and "
         "$\\frac{d}{d\\eta} E[z_R(p(\\theta + \\eta \\hat g))]|_{\\eta = 0} = z_R'(p) \\frac{R-1}{R} \\|\\nabla p\\|^2$ "
@@ -356,6 +358,7 @@ first_order_drift_of_success_probability_R2 = Result(
 _drift3 = _drift_table(3)
 first_order_drift_of_success_probability_R3 = Result(
     name="first_order_drift_of_success_probability_R3",
+    instance="the three-action softmax bandit, $R = 3$",
     doc="The same with $R = 3$ (27 groups).",
     lhs=_drift3[0], rhs=_drift3[1],
     assumptions=(SOFTMAX, SOFTMAX_X),
@@ -506,6 +509,7 @@ def _moved_shared(prob) -> sp.Expr:
 
 shared_logit_batch_update_direction_is_R_minus_1_over_32_R = Result(
     name="shared_logit_batch_update_direction_is_R_minus_1_over_32_R",
+    instance="two prompts sharing one logit, $p_A = 1/2$, $p_B = 1/4$; every $R$",
     doc="Instance (two prompts, one shared logit, $p_A = 1/2$, $p_B = 1/4$ at $\\theta = 0$): "
         "$E[\\hat g] = \\frac{R-1}{R} \\cdot \\frac12 (\\partial_\\theta p_A + \\partial_\\theta p_B) = "
         "\\frac{R-1}{R} \\cdot \\frac12 (\\tfrac14 - \\tfrac{3}{16}) = \\frac{R-1}{32 R} > 0$: prompt $A$'s gradient "
@@ -519,6 +523,7 @@ shared_logit_batch_update_direction_is_R_minus_1_over_32_R = Result(
 
 shared_parameter_prompt_below_half_success_probability_falls_to_first_order = Result(
     name="shared_parameter_prompt_below_half_success_probability_falls_to_first_order",
+    instance="two prompts sharing one logit, $p_A = 1/2$, $p_B = 1/4$; every $R$",
     doc="Instance (two prompts, one shared logit, $p_A = 1/2$, $p_B = 1/4$): for every $R \\ge 2$ the first-order "
         "drift of $p_B$ under the batch's expected no-std update is $\\partial_\\theta p_B \\cdot \\frac{R-1}{32R} = "
         "-\\frac{3(R-1)}{512 R} < 0$: with shared parameters a prompt's success probability can fall, so D6's "
@@ -537,6 +542,7 @@ shared_parameter_prompt_below_half_success_probability_falls_to_first_order = Re
 
 shared_parameter_prompt_at_half_success_probability_rises_to_first_order = Result(
     name="shared_parameter_prompt_at_half_success_probability_rises_to_first_order",
+    instance="two prompts sharing one logit, $p_A = 1/2$, $p_B = 1/4$; every $R$",
     doc="The same instance, prompt $A$: its first-order drift is $\\tfrac14 \\cdot \\frac{R-1}{32R} = "
         "\\frac{R-1}{128 R} > 0$ (its own gradient wins the shared logit); at $p_A = 1/2$, $z_R'(p_A) = 0$.",
     lhs=sp.Integer(0),
@@ -554,6 +560,7 @@ shared_parameter_prompt_at_half_success_probability_rises_to_first_order = Resul
 _kappa_B = 3 * (R - 1) / (512 * R)  # minus the drift of p_B
 shared_parameter_prompt_below_half_zero_gradient_probability_rises_to_first_order = Result(
     name="shared_parameter_prompt_below_half_zero_gradient_probability_rises_to_first_order",
+    instance="two prompts sharing one logit, $p_A = 1/2$, $p_B = 1/4$; every $R$",
     doc="Instance (two prompts, one shared logit, $p_A = 1/2$, $p_B = 1/4$): for every $R \\ge 2$ the first-order "
         "change of $z_R(p_B)$ under the batch's expected no-std update is $z_R'(1/4) \\cdot (-\\frac{3(R-1)}{512R}) > 0$ "
         "although $p_B < 1/2$: the sign of $z_R'(p)$ below $1/2$ "

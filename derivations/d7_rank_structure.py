@@ -226,6 +226,7 @@ A4 = binary_advantage_vector(4, 1, "sample")
 G4 = sp.ImmutableMatrix([[1, 0, 2, -1, 3], [0, 1, 1, 2, -1], [2, 1, 0, 1, 1], [1, -1, 1, 0, 2]])
 binary_sample_std_advantages_R4_k1_are_three_halves_and_minus_one_half = Result(
     name="binary_sample_std_advantages_R4_k1_are_three_halves_and_minus_one_half",
+    instance="$R = 4$, $k = 1$",
     doc="With $R = 4$, $k = 1$ and the sample std, $a_+ = 3/2$ and $a_- = -1/2$ (D4's closed form).",
     lhs=as_written(lambda: sp.ImmutableMatrix([d4.binary_advantages("sample", sp.Integer(1), sp.Integer(4))])),
     rhs=sp.ImmutableMatrix([[sp.Rational(3, 2), sp.Rational(-1, 2)]]),
@@ -234,6 +235,7 @@ binary_sample_std_advantages_R4_k1_are_three_halves_and_minus_one_half = Result(
 
 advantage_weighted_scores_have_rank_four_for_R4 = Result(
     name="advantage_weighted_scores_have_rank_four_for_R4",
+    instance="$R = 4$",
     doc="Not rank 2: for $R = 4$, $k = 1$, $A = (3/2, -1/2, -1/2, -1/2)$ and a $4 \\times 5$ score matrix $G$ of "
         "rank 4, $\\operatorname{rank}(\\operatorname{diag}(A) G) = 4 = \\min(R, P)$.",
     lhs=MatrixRank(diag(*A4) * G4),
@@ -294,6 +296,7 @@ centring_matrix_has_rank_R_minus_1 = Result(
 
 centred_scores_have_rank_three_for_R4 = Result(
     name="centred_scores_have_rank_three_for_R4",
+    instance="$R = 4$",
     doc="The bound $\\operatorname{rank}((I - \\mathbf{1}\\mathbf{1}^T/R) G) \\le R - 1$ is attained: for the $R = 4$ "
         "instance above the centred score matrix has rank 3, not 2.",
     lhs=MatrixRank(centring_matrix(4) * G4),
@@ -309,6 +312,7 @@ INSTANCE = Assumption("$G$ = the explicit $4 \\times 3$ matrix of rank 3 named i
 
 score_matrices_of_the_centring_instances_have_rank_three = Result(
     name="score_matrices_of_the_centring_instances_have_rank_three",
+    instance="$R = 4$, two $4 \\times 3$ matrices",
     doc="Both $4 \\times 3$ instances below have rank 3: $G_1$ with first column $\\mathbf{1}$ and $G_2 = "
         "(e_1, e_2, e_3)$, whose column space does not contain $\\mathbf{1}$ (entries: $G_1$, $G_2$).",
     lhs=sp.ImmutableMatrix([[MatrixRank(G_WITH_ONES), MatrixRank(G_WITHOUT_ONES)]]),
@@ -319,6 +323,7 @@ score_matrices_of_the_centring_instances_have_rank_three = Result(
 
 centring_removes_a_dimension_only_when_ones_is_in_the_column_space = Result(
     name="centring_removes_a_dimension_only_when_ones_is_in_the_column_space",
+    instance="$R = 4$, two $4 \\times 3$ matrices",
     doc="$\\operatorname{rank}(C G) = \\operatorname{rank}(G) - \\dim(\\operatorname{col}(G) \\cap "
         "\\operatorname{span} \\mathbf{1})$ on both instances: centring $G_1$ (which contains $\\mathbf{1}$) gives "
         "rank 2, centring $G_2$ keeps rank 3 (entries: $C G_1$, $C G_2$; $C = I - \\mathbf{1}\\mathbf{1}^T/4$).",
@@ -351,6 +356,7 @@ LAYER_INPUTS = [
 ]
 binary_population_std_advantages_R2_are_plus_minus_one = Result(
     name="binary_population_std_advantages_R2_are_plus_minus_one",
+    instance="$R = 2$",
     doc="With $R = 2$, $k = 1$ and the population std the advantages are $(1, -1)$.",
     lhs=as_written(lambda: sp.ImmutableMatrix([d4.binary_advantages("population", sp.Integer(1), sp.Integer(2))])),
     rhs=sp.ImmutableMatrix([LAYER_A]),
@@ -359,6 +365,7 @@ binary_population_std_advantages_R2_are_plus_minus_one = Result(
 
 layer_weight_gradient_has_rank_five_with_two_rollouts = Result(
     name="layer_weight_gradient_has_rank_five_with_two_rollouts",
+    instance="$R = 2$",
     doc="A linear layer's weight gradient $\\sum_i A_i \\sum_t \\delta_{i,t} x_{i,t}^T$ sums one outer product per "
         "token, so its rank can reach $\\min(d_{out}, d_{in}, \\text{total tokens})$: with $R = 2$, $A = (1, -1)$, "
         "3 tokens each and $d_{out} = d_{in} = 5$ it has rank 5.",
@@ -387,6 +394,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
     tag = f"R{size}"
     factorised = Result(
         name=f"two_cluster_scores_factor_through_class_indicator_{tag}",
+        instance=f"$R = {size}$, $k = {successes}$",
         doc=f"With $R = {size}$, $k = {successes}$: $G = Z B$ and $\\operatorname{{diag}}(A) G = Z \\operatorname{{diag}}"
             f"(a_+, a_-) B$ with $Z$ the $R \\times 2$ class indicator and $B$ the class means as rows.",
         lhs=sp.ImmutableMatrix(sp.Matrix.vstack(sp.Matrix(G), diag(*A) * G)),
@@ -396,6 +404,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
     )
     indicator_rank = Result(
         name=f"class_indicator_has_rank_two_{tag}",
+        instance=f"$R = {size}$, $k = {successes}$",
         doc=f"With $R = {size}$, $k = {successes}$ the class indicator $Z$ has rank 2, so $G = Z B$ and "
             f"$\\operatorname{{diag}}(A) G$ have rank at most 2.",
         lhs=MatrixRank(Z), rhs=sp.Integer(2),
@@ -403,6 +412,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
     )
     scores_rank = Result(
         name=f"two_cluster_advantage_weighted_scores_have_rank_at_most_two_{tag}",
+        instance=f"$R = {size}$, $k = {successes}$",
         doc=f"With $R = {size}$, $k = {successes}$ and two-cluster scores, "
             f"$\\operatorname{{rank}}(\\operatorname{{diag}}(A) G) \\le 2$ for all class means.",
         lhs=MatrixRank(diag(*A) * G), rhs=sp.Integer(2), relation="<=",
@@ -413,6 +423,7 @@ def _two_cluster_results(size: int, successes: int) -> tuple[Result, ...]:
     )
     centred_rank = Result(
         name=f"two_cluster_centred_scores_have_rank_at_most_one_{tag}",
+        instance=f"$R = {size}$, $k = {successes}$",
         doc=f"With $R = {size}$, $k = {successes}$ and two-cluster scores the centred score matrix has rank at most 1.",
         lhs=MatrixRank(centring_matrix(size) * G), rhs=sp.Integer(1), relation="<=",
         assumptions=(TWO_CLUSTER, BINARY_SETTING),
@@ -583,6 +594,7 @@ G_example = two_cluster_scores(4, 2, sp.ImmutableMatrix([1, 0, 0]), sp.Immutable
 lam = sp.Symbol("lambda", real=True)
 two_cluster_example_gram_has_eigenvalues_three_plus_minus_sqrt5 = Result(
     name="two_cluster_example_gram_has_eigenvalues_three_plus_minus_sqrt5",
+    instance="$R = 4$, $k = 2$, the two-cluster example",
     doc="For $R = 4$, $k = 2$, $\\bar g_C = (1, 0, 0)$, $\\bar g_W = (1, 1, 0)$: "
         "$\\det(G^T G - \\lambda I) = -\\lambda(\\lambda - 3 - \\sqrt 5)(\\lambda - 3 + \\sqrt 5)$, so the singular "
         "values of $G$ are $\\sqrt{3 \\pm \\sqrt 5}$ and 0.",
@@ -594,6 +606,7 @@ two_cluster_example_gram_has_eigenvalues_three_plus_minus_sqrt5 = Result(
 
 two_cluster_example_singular_value_share_is_not_one_half = Result(
     name="two_cluster_example_singular_value_share_is_not_one_half",
+    instance="$R = 4$, $k = 2$, the two-cluster example",
     doc="In that instance $\\sigma_1/(\\sigma_1 + \\sigma_2) = (5 + \\sqrt 5)/10 \\ne 1/2$, so its effective rank is "
         "strictly below 2 (about 1.80): rank 2 alone does not give effective rank 2.",
     lhs=sp.sqrt(3 + sp.sqrt(5)) / (sp.sqrt(3 + sp.sqrt(5)) + sp.sqrt(3 - sp.sqrt(5))),

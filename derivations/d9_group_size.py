@@ -456,6 +456,56 @@ rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio = Result(
     ),
 )
 
+# == GRPO's own (group-mean) baseline against b*, at finite R ======================================
+ORACLE_IS_V_AT_MEAN = Assumption("$V_{or} = V(\\mu)$: the oracle baseline is the constant $b = \\mu = E[r]$",
+                                 equation=(V, total_variance(mu)))
+excess_over_optimal = covariance ** 2 / (N0 * R) + (sigma2 * M0 + J2) / (R * (R - 1))
+group_mean_baseline_excess_variance_over_optimal_baseline = Result(
+    name="group_mean_baseline_excess_variance_over_optimal_baseline",
+    doc="The leave-one-out form of GRPO's group-mean baseline (RLOO; the no-std estimator is $\\frac{R-1}{R}$ times "
+        "it) against the best constant baseline, for every $R \\ge 2$: $\\operatorname{Var}(U) - V(b^*)/R = "
+        "\\frac{V_{or} - V(b^*)}{R} + \\frac{\\operatorname{Var}(r) E \\lVert g \\rVert^2 + \\lVert \\nabla J "
+        "\\rVert^2}{R(R-1)}$, with $V_{or} - V(b^*) = \\operatorname{Cov}(r, \\lVert g \\rVert^2)^2 / "
+        "E \\lVert g \\rVert^2$.",
+    lhs=hoeffding_rloo_variance - total_variance(N1 / N0) / R,
+    rhs=excess_over_optimal,
+    assumptions=(GROUP, ZETA_1_IS, ZETA_2_IS, ORACLE_IS_V_AT_MEAN),
+    steps=(
+        Step(V / R + (sigma2 * M0 + J2) / (R * (R - 1)) - total_variance(N1 / N0) / R, "rloo_variance_closed_form",
+             using=(rloo_variance_closed_form,)),
+        Step(V / R + (sigma2 * M0 + J2) / (R * (R - 1)) - (total_variance(mu) - covariance ** 2 / N0) / R,
+             "optimal_baseline_variance_is_oracle_variance_minus_covariance_term",
+             using=(optimal_baseline_variance_is_oracle_variance_minus_covariance_term,)),
+        Step(total_variance(mu) / R + (sigma2 * M0 + J2) / (R * (R - 1))
+             - (total_variance(mu) - covariance ** 2 / N0) / R, "$V_{or} = V(\\mu)$", using=(ORACLE_IS_V_AT_MEAN,)),
+        Step(excess_over_optimal, "arithmetic"),
+    ),
+)
+
+REWARD_VARIES = Assumption("the reward varies and the score does not vanish: $\\operatorname{Var}(r) "
+                           "E \\lVert g \\rVert^2 > 0$", positive=sigma2 * M0)
+group_mean_baseline_is_never_optimal_at_finite_R = Result(
+    name="group_mean_baseline_is_never_optimal_at_finite_R",
+    doc="For every $R \\ge 2$, $\\operatorname{Var}(U) > V(b^*)/R$ whenever $\\operatorname{Var}(r) E \\lVert g "
+        "\\rVert^2 > 0$: GRPO's group-mean baseline (in its unbiased leave-one-out form) is strictly worse than the "
+        "best constant baseline at every finite $R$. The excess vanishes only when $\\operatorname{Var}(r) "
+        "E \\lVert g \\rVert^2 = 0$ (constant reward or zero score, where also $\\nabla J = 0$ and the covariance "
+        "is 0), and it tends to $\\operatorname{Cov}(r, \\lVert g \\rVert^2)^2/(R\\, E \\lVert g \\rVert^2)$ "
+        "relative to $1/R$, not to 0, unless that covariance is 0. (The biased no-std estimator's MSE is another "
+        "matter: it can fall below $V(b^*)/R$.)",
+    lhs=hoeffding_rloo_variance - total_variance(N1 / N0) / R,
+    rhs=sp.Integer(0),
+    relation=">",
+    assumptions=(GROUP, ZETA_1_IS, ZETA_2_IS, ORACLE_IS_V_AT_MEAN, REWARD_VARIES),
+    steps=(
+        Step(excess_over_optimal, "group_mean_baseline_excess_variance_over_optimal_baseline",
+             using=(group_mean_baseline_excess_variance_over_optimal_baseline,)),
+        Step(sp.Integer(0), "signs", "$\\operatorname{Cov}^2/(N_0 R) \\ge 0$, $J_2 \\ge 0$, $\\operatorname{Var}(r) "
+             "E \\lVert g \\rVert^2 > 0$ and $R(R-1) > 0$.", relation=">"),
+    ),
+)
+
+
 # == Hoeffding's counting, proved for every R: moments of sums of i.i.d. terms =====================
 # E_iid[X] for X a polynomial in sums sum_{i=1}^R f(r_i, g_i) over i.i.d. rollouts; its law is the kernel rule
 # iid_sum_moments (E[prod_m sum_i f_m(X_i)] = sum over the set partitions P of the factors of
@@ -621,6 +671,7 @@ _SIZES_TEXT = "$(R, K) \\in \\{(2, 2), (3, 2), (4, 2), (2, 3), (3, 3)\\}$"
 
 rloo_variance_formula_is_exact_on_finite_models = Result(
     name="rloo_variance_formula_is_exact_on_finite_models",
+    instance="finite models, $(R, K) \\in \\{(2, 2), (3, 2), (4, 2), (2, 3), (3, 3)\\}$",
     doc="On finite models with " + _SIZES_TEXT + ", enumerating all $K^R$ outcome tuples gives "
         "$\\operatorname{Var}(U) = \\frac{V_{or}}{R} + \\frac{\\operatorname{Var}(r) E[g^2] + (\\nabla J)^2}{R(R-1)}$ exactly: "
         "Hoeffding's counting, checked.",
@@ -633,6 +684,7 @@ rloo_variance_formula_is_exact_on_finite_models = Result(
 
 oracle_baseline_variance_is_V_or_over_R_on_finite_models = Result(
     name="oracle_baseline_variance_is_V_or_over_R_on_finite_models",
+    instance="finite models, $(R, K) \\in \\{(2, 2), (3, 2), (4, 2), (2, 3), (3, 3)\\}$",
     doc="On the same finite models, $\\operatorname{Var}(\\frac1R \\sum_i (r_i - \\mu) g_i) = V_{or}/R$ exactly.",
     lhs=_enumerated("oracle", r"\left(\operatorname{Var}_{\mathrm{enum}}(O)\right)_{(R, K)}"),
     rhs=_finite_table("oracle")[1],
@@ -643,6 +695,7 @@ oracle_baseline_variance_is_V_or_over_R_on_finite_models = Result(
 
 constant_baseline_variance_is_V_b_over_R_on_finite_models = Result(
     name="constant_baseline_variance_is_V_b_over_R_on_finite_models",
+    instance="finite models, $(R, K) \\in \\{(2, 2), (3, 2), (4, 2), (2, 3), (3, 3)\\}$",
     doc="On the same finite models, for every constant $b$ (so for $b^*$), $\\operatorname{Var}(\\frac1R \\sum_i "
         "(r_i - b) g_i) = V(b)/R$ with $V(b) = E[(r - b)^2 g^2] - (\\nabla J)^2$ exactly.",
     lhs=_enumerated("constant", r"\left(\operatorname{Var}_{\mathrm{enum}}(\tfrac1R \textstyle\sum_i (r_i - b) g_i)"
@@ -655,6 +708,7 @@ constant_baseline_variance_is_V_b_over_R_on_finite_models = Result(
 
 no_std_mse_formula_is_exact_on_finite_models = Result(
     name="no_std_mse_formula_is_exact_on_finite_models",
+    instance="finite models, $(R, K) \\in \\{(2, 2), (3, 2), (4, 2), (2, 3), (3, 3)\\}$",
     doc="On the same finite models, $E[(D - \\nabla J)^2] = (\\frac{R-1}{R})^2 \\operatorname{Var}(U) + (\\nabla J)^2/R^2$ "
         "exactly, with $\\operatorname{Var}(U)$ the closed form above.",
     lhs=_enumerated("no_std", r"\left(E_{\mathrm{enum}}[(D - \nabla J)^2]\right)_{(R, K)}"),
@@ -722,6 +776,7 @@ def _grpo_r2(r1, r2):
 
 binary_sample_std_estimator_at_R2_is_rloo_over_sqrt2 = Result(
     name="binary_sample_std_estimator_at_R2_is_rloo_over_sqrt2",
+    instance="$R = 2$",
     doc="For binary rewards and $R = 2$ the sample-std GRPO estimator ($\\epsilon = 0$, zero for a constant group) is "
         "exactly $U/\\sqrt{2}$ with $U = \\frac12 (r_1 - r_2)(g_1 - g_2)$ (entries: $(r_1, r_2) = (0,0), (0,1), (1,0), "
         "(1,1)$): its variance is $\\operatorname{Var}(U)/2$ and its mean $\\nabla J/\\sqrt{2}$ (D5's $c_2$).",

@@ -73,7 +73,18 @@ def status_latex(report: ResultReport) -> str:
     text = STATUS_LATEX[report.status]
     if report.status is Status.PROVED_FOR_RANGE:
         text = text % f"${prose_math_scope(report.scope)}$"
+    elif report.status is Status.PROVED and report.scope != "symbolic":
+        text = rf"\textbf{{proved}} ({scope_latex(report.scope)})"
     return text
+
+
+def scope_latex(scope: str) -> str:
+    """A report's scope in print: 'symbolic', a range in maths, or an instance whose text has its own maths."""
+    if scope == "symbolic":
+        return scope
+    if scope.startswith("instance ("):
+        return prose(scope)
+    return f"${prose_math_scope(scope)}$"
 
 
 def prose_math_scope(scope: str) -> str:
@@ -224,7 +235,7 @@ def summary_table(families: list[Family], reports: dict[str, ResultReport]) -> s
     for family in families:
         for result in family.results:
             rep = reports[result.name]
-            scope = "symbolic" if rep.scope == "symbolic" else f"${prose_math_scope(rep.scope)}$"
+            scope = scope_latex(rep.scope)
             rows.append(rf"{family.label} & \texttt{{{prose(result.name)}}} & {prose(rep.status.value)} & {scope} \\")
     return "\n".join([r"\begin{longtable}{llll}", r"family & result & status & scope \\ \hline", r"\endhead",
                       *rows, r"\end{longtable}"])
@@ -260,7 +271,8 @@ def document(families: list[Family], reports: dict[str, ResultReport], version: 
         r"function each, with its side conditions proved where it acts), rewrites with the cited equations, and "
         r"then needs both sides equal as rational functions of their atoms or the relation to follow in real "
         r"arithmetic (z3). No evaluation of sums, derivatives or matrices by SymPy decides a step. "
-        r"\emph{Proved (symbolic)} holds for every admissible value of every symbol; "
+        r"\emph{Proved (symbolic)} holds for every admissible value of every symbol; \emph{proved (instance ...)} "
+        r"is a statement about the specific values named (a single instance, or a statement with no free symbol); "
         r"\emph{proved for $R = a, \dots, b$} was checked for each listed value only; "
         r"\emph{unproved} means no rule established the step (it is never counted as passed); "
         r"\emph{refuted} means the independent evaluator found an admissible point where the statement fails. "

@@ -2,6 +2,8 @@
 the independent evaluator must find the statement true at every admissible small size it tries, and every
 assumption not marked as context must be needed."""
 
+import re
+
 import pytest
 
 from grpo_verify import evaluation
@@ -18,6 +20,7 @@ def test_derivation_is_proved(result):
     if result.for_each is not None:
         # a result checked value by value must never be reported as proved symbolically
         assert report.status is Status.PROVED_FOR_RANGE, report.summary()
+    assert report.scope == checking.statement_scope(result) or result.for_each or result.fallback, report.summary()
     # the kernel's own last check, again: each theorem states this result under its assumptions, which have the
     # model the report names (the driver that wrote the report is not trusted)
     model = checking.find_model(result, theorem.Context(checking.hypotheses(result))) if result.assumptions else None
@@ -106,3 +109,40 @@ def test_every_assumption_marked_context_is_not_needed():
     wrongly = [f"{r.name}: {a.text!r}" for r in RESULTS for a in r.assumptions if a.context and a.formal
                and _needed(r, a)]
     assert not wrongly, wrongly
+
+
+# a name that says the result is about specific values: "_R4", "_for_R2", "_R4_k1", "example", "finite model(s)",
+# "by enumeration", "shared parameter/logit" (the two-prompt instance)
+_INSTANCE_NAME = re.compile(r"_R\d+(_|$)|_for_R\d|example|finite_model|enumeration|^shared_")
+
+
+def test_no_result_about_specific_values_has_the_scope_symbolic():
+    """A single-instance result ("rank 3 at R = 4") is reported as 'instance (...)', so a claim that leans on it for
+    every value is 'proved for the listed values only', never 'proved'."""
+    import sympy as sp
+
+    from grpo_verify.proof.build import expand_computations
+
+    for result in RESULTS:
+        scope = checking.statement_scope(result)
+        closed = not set().union(*(sp.sympify(expand_computations(side)).free_symbols
+                                   for side in (result.lhs, result.rhs)))
+        if closed or _INSTANCE_NAME.search(result.name):
+            assert scope.startswith("instance ("), (result.name, scope)
+
+
+def test_statement_scope_reads_the_statement_not_the_name():
+    import sympy as sp
+
+    from grpo_verify.proof import Result
+
+    x = sp.Symbol("x", real=True)
+    general = Result(name="square_is_nonnegative", doc="d", lhs=x ** 2, rhs=sp.Integer(0), relation=">=")
+    closed = Result(name="square_is_nonnegative", doc="d", lhs=sp.Integer(2) ** 2, rhs=sp.Integer(0), relation=">=")
+    named = Result(name="square_is_nonnegative", doc="d", lhs=x ** 2, rhs=sp.Integer(0), relation=">=",
+                   instance="$x$ in one model")
+    assert checking.statement_scope(general) == "symbolic"
+    assert checking.statement_scope(closed) == "instance (closed statement)"
+    assert checking.statement_scope(named) == "instance ($x$ in one model)"
+    assert checking.check(closed).scope == "instance (closed statement)"
+    assert checking.check(general).scope == "symbolic"

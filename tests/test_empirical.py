@@ -374,3 +374,25 @@ def test_interrupted_training_says_so_and_resume_restarts_it(tmp_path, capsys, m
     assert main(_args(out, *TRAIN, "--resume")) == 0
     assert "training restarts from step 0" in capsys.readouterr().out
     assert [r["step"] for r in store.read_jsonl(out / "train.jsonl")[0]] == [0, 1, 2]
+
+
+def test_grpo_and_its_controls_are_summarised_over_the_same_groups():
+    """C4's comparison is paired: every weighting's rows use exactly the groups where GRPO's gradient is not zero
+    (checked on a committed run with degenerate groups, and its committed summary is the paired one)."""
+    import json
+    from pathlib import Path
+
+    from grpo_verify.empirical import report as empirical_report
+    from grpo_verify.empirical.store import read_jsonl
+
+    run = Path(__file__).resolve().parents[1] / "experiments" / "results" / "empirical_cpu_arith16"
+    records, _torn = read_jsonl(run / "results.jsonl")
+    rows = empirical_report.rows_of(records)
+    summary = json.loads((run / "summary.json").read_text())
+    committed = {(r["R"], r["matrix"], r["condition"], r["metric"]): r["n"] for r in summary["rows"]}
+    for R in (2, 4, 8):
+        mixed = sum(not r["measure"]["degenerate"] for r in records if r["R"] == R)
+        assert 0 < mixed < sum(r["R"] == R for r in records)  # the run has degenerate groups to skip
+        for cond in ("grpo", "gaussian", "gaussian_centred", "ones"):
+            assert len(rows[(R, "weighted", cond, "effective_rank")]) == mixed, (R, cond)
+            assert committed[(R, "weighted", cond, "effective_rank")] == mixed, (R, cond)

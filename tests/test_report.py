@@ -134,9 +134,9 @@ def test_a_failing_or_missing_test_never_yields_confirmed(bad):
                 assert decision.verdict is Verdict.INCONCLUSIVE, (roles, statuses, bad)
                 assert any(bad in reason for reason in decision.reasons)
     paper_rows = {R: {"mean": 2.0, "ci_low": 1.9, "ci_high": 2.1, "n": 10} for R in (2, 4, 8)}
-    assert rules.rank_claim_verdict(paper_rows, [T(bad)]).verdict is Verdict.INCONCLUSIVE
-    assert rules.rank_claim_verdict(paper_rows, None).verdict is Verdict.INCONCLUSIVE
-    assert rules.rank_claim_verdict(paper_rows, [T()]).verdict is Verdict.CONFIRMED
+    assert rules.rank_claim_verdict(paper_rows, [T(bad)], layer_rows=paper_rows).verdict is Verdict.INCONCLUSIVE
+    assert rules.rank_claim_verdict(paper_rows, None, layer_rows=paper_rows).verdict is Verdict.INCONCLUSIVE
+    assert rules.rank_claim_verdict(paper_rows, [T()], layer_rows=paper_rows).verdict is Verdict.CONFIRMED
 
 
 def test_an_unproved_derivation_never_yields_confirmed():
@@ -155,10 +155,27 @@ def test_approx_two_tolerance_and_rank_verdicts():
     assert rules.approx_two(1.0, 1.0, 1.0, 5) == rules.NOT_APPROX
     assert rules.approx_two(2.0, 2.0, 2.0, 2) == rules.TOO_FEW
     row = lambda m, lo, hi: {"mean": m, "ci_low": lo, "ci_high": hi, "n": 8}  # noqa: E731
-    refuted = rules.rank_claim_verdict({2: row(2, 1.9, 2), 4: row(2.2, 2, 2.4), 8: row(5, 4.6, 5.3)}, [T()])
-    assert refuted.verdict is Verdict.REFUTED and "R = 8" in refuted.counterexamples[0]
+    good = {2: row(2, 1.9, 2), 4: row(2.2, 2, 2.4), 8: row(2, 1.8, 2.2)}
+    off = {2: row(2, 1.9, 2), 4: row(2.2, 2, 2.4), 8: row(5, 4.6, 5.3)}
+    refuted = rules.rank_claim_verdict(off, [T()], layer_rows={**good, 4: row(3.5, 3.2, 3.8)})
+    assert refuted.verdict is Verdict.REFUTED
+    assert any("R = 8" in c for c in refuted.counterexamples) and any("R = 4" in c for c in refuted.counterexamples)
     assert rules.rank_claim_verdict({2: row(2, 1.9, 2), 4: row(2.7, 2.4, 3.0), 8: row(2, 1.8, 2.2)},
-                                    [T()]).verdict is Verdict.INCONCLUSIVE
+                                    [T()], layer_rows=good).verdict is Verdict.INCONCLUSIVE
+
+
+def test_the_rank_claim_needs_both_pre_registered_readings():
+    """Neither reading alone decides: one missing, or the two disagreeing, leaves the claim inconclusive."""
+    row = lambda m, lo, hi: {"mean": m, "ci_low": lo, "ci_high": hi, "n": 8}  # noqa: E731
+    good = {R: row(2, 1.9, 2.1) for R in (2, 4, 8)}
+    off = {**good, 8: row(5, 4.6, 5.3)}
+    for primary, layers in ((good, None), (off, None), (good, off), (off, good)):
+        decision = rules.rank_claim_verdict(primary, [T()], layer_rows=layers)
+        assert decision.verdict is Verdict.INCONCLUSIVE, (primary, layers)
+    assert "not measured" in rules.rank_claim_verdict(good, [T()]).reasons[0]
+    assert "disagree" in rules.rank_claim_verdict(off, [T()], layer_rows=good).reasons[0]
+    assert rules.rank_claim_verdict(good, [T()], layer_rows=good).verdict is Verdict.CONFIRMED
+    assert rules.rank_claim_verdict(off, [T()], layer_rows=off).verdict is Verdict.REFUTED
     assert rules.rank_claim_verdict(None, [T()], measured_instead="SmolLM2").verdict is Verdict.NOT_MEASURED
 
 
@@ -615,3 +632,35 @@ def test_the_evidence_line_counts_results_proved_for_a_range_apart():
                                            {"name": "c", "family": "D5", "status": "unproved"}]},
              "tests": [{"outcome": "passed"}, {"outcome": "failed"}], "measured": ""}
     assert ledger.evidence_summary(entry) == "proved: 1/3 cited results, 1 for a range (D9); tests: 1/2 passed; measured: -"
+
+
+def test_an_instance_result_never_supports_a_statement_about_every_value():
+    """A supporting result with the scope 'instance (R = 4)' makes the wording inconclusive and the strongest form
+    'proved for the listed values only'; cited as an example (WITNESS) it counts at its instance."""
+    general, instance = D(name="general"), D(scope="instance (R = 4)", name="at_R4")
+    decision = rules.theorem_verdict([general, instance], [T()])
+    assert decision.verdict is Verdict.INCONCLUSIVE and "instance (R = 4)" in decision.reasons[0]
+    form = rules.strongest_form_standing([general, instance], [T()])
+    assert form.standing is Standing.PROVED_FOR_VALUES and "at_R4" in form.reasons[0]
+    example = D(Role.WITNESS, scope="instance (R = 4)", name="at_R4")
+    assert rules.theorem_verdict([general, example], [T()]).verdict is Verdict.CONFIRMED
+    assert rules.strongest_form_standing([general, example], [T()]).standing is Standing.PROVED
+    assert "1 example(s)" in rules.strongest_form_standing([general, example], [T()]).reasons[0]
+
+
+def test_examples_alone_prove_nothing_about_every_value():
+    example = D(Role.WITNESS, scope="instance (R = 4)", name="at_R4")
+    assert rules.theorem_verdict([example], [T()]).verdict is Verdict.INCONCLUSIVE
+    assert rules.strongest_form_standing([example, D(Role.CONTEXT, name="c")],
+                                         [T()]).standing is Standing.NOT_ESTABLISHED
+    assert rules.theorem_verdict([D(Role.WITNESS, Status.UNPROVED, name="x"), D()],
+                                 [T()]).verdict is Verdict.INCONCLUSIVE  # an example must be proved too
+
+
+def test_an_example_or_counterexample_states_what_it_shows():
+    from grpo_verify.report.claims import Cited
+
+    for role in (Role.WITNESS, Role.REFUTES):
+        with pytest.raises(ValueError, match="states what it shows"):
+            Cited("r", role)
+    Cited("r", Role.WITNESS, "rank 4 at R = 4")

@@ -8,6 +8,7 @@ group's GRPO gradient is zero: counted, not ranked); the controls use every grou
 from __future__ import annotations
 
 import io
+import json
 from collections import defaultdict
 
 import numpy as np
@@ -34,7 +35,9 @@ def bootstrap_ci(values, resamples: int, confidence: float, seed: int) -> tuple[
 
 
 def rows_of(records: list[dict]) -> dict[tuple, list[float]]:
-    """{(R, matrix, condition, metric): [value per prompt]}; matrix is G, centred, weighted or layers."""
+    """{(R, matrix, condition, metric): [value per prompt]}; matrix is G, centred, weighted or layers. The weighted
+    and per-layer rows of every condition use the groups with mixed rewards only (those where GRPO's gradient is
+    not zero), so GRPO and its controls are compared on the same groups."""
     rows: dict[tuple, list[float]] = defaultdict(list)
     for rec in records:
         R, m = rec["R"], rec["measure"]
@@ -42,6 +45,10 @@ def rows_of(records: list[dict]) -> dict[tuple, list[float]]:
             rows[(R, "G", "-", metric)].append(m["G"]["metrics"][metric])
             rows[(R, "centred", "-", metric)].append(m["centred"]["metrics"][metric])
             rows[(R, "layer_gram", "-", metric)].append(m["layer_gram"][metric]["median"])
+        if m["degenerate"]:
+            # GRPO's gradient is zero here and has no rank: the controls skip the group too, so that every weighting
+            # is summarised over the same (mixed) groups as GRPO and the comparison is paired
+            continue
         for cond, entry in m["conditions"].items():
             if entry["zero_gradient"]:
                 continue  # a zero gradient has no rank; counted in "counts"
@@ -95,7 +102,8 @@ def _row_keys(summary: dict) -> list[tuple[str, str]]:
 def markdown(summary: dict, cfg, title: str) -> str:
     look, Rs = _lookup(summary), list(cfg.group_sizes)
     lines = [f"# {title}", "", f"Means over prompts with {summary['notes']['ci']}. "
-             "GRPO rows: non-degenerate groups only. n = groups measured.", "",
+             "Weighted and per-layer rows (GRPO and every control): non-degenerate groups only, the same groups for "
+             "every weighting. n = groups measured.", "",
              "| R | items | degenerate (all rewards equal) | all 0 | all 1 | mean reward |", "|---|---|---|---|---|---|"]
     for R in Rs:
         c = summary["counts"][str(R)]
@@ -338,3 +346,53 @@ def write_all(records: list[dict], cfg, out_dir, title: str, train_records: list
     if cfg.plots and records:
         plots(records, summary, cfg, out_dir)
     return summary
+
+
+def rewrite(run_dir) -> dict:
+    """Summary, tables and plots of a finished run rewritten from its stored records (results.jsonl, train.jsonl)
+    and options (config.json), without loading the model: how a change to the summary reaches committed runs."""
+    from pathlib import Path
+
+    from .config import Config
+    from .store import read_jsonl
+
+    run_dir = Path(run_dir)
+    saved = json.loads((run_dir / "config.json").read_text())
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in saved["options"].items()
+               if k in Config.__dataclass_fields__}
+    cfg = Config(**options)
+    records, _torn = read_jsonl(run_dir / "results.jsonl")
+    train_records = read_jsonl(run_dir / "train.jsonl")[0] if (run_dir / "train.jsonl").exists() else None
+    records.sort(key=lambda r: (r["prompt"], r["R"]))
+    model = saved.get("model", {}).get("id", "?")
+    title = f"{model} on {cfg.task}" + (f" ({cfg.arith_digits}-digit)" if cfg.task == "arith" else "")
+    return write_all(records, cfg, run_dir, title, train_records or None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m grpo_verify.empirical.report DIR...``: rewrite each finished run's summary from its records."""
+    import sys
+    from pathlib import Path
+
+    dirs = sys.argv[1:] if argv is None else argv
+    if not dirs:
+        print("usage: python -m grpo_verify.empirical.report RUN_DIR [RUN_DIR ...]", file=sys.stderr)
+        return 2
+    for d in map(Path, dirs):
+        missing = [n for n in ("config.json", "results.jsonl") if not (d / n).is_file()]
+        if missing:
+            print(f"error: {d}: not a run directory of python -m grpo_verify.empirical (no {missing[0]})",
+                  file=sys.stderr)
+            return 2
+    for d in map(Path, dirs):
+        try:
+            summary = rewrite(d)
+        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            print(f"error: {d}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
+        print(f"rewrote {d}/summary.json ({len(summary['rows'])} rows), table.md, table.tex", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -84,8 +84,8 @@ def hypotheses(result) -> list:
 def _fail(result, start, detail, consistency="", evaluation="") -> ResultReport:
     return ResultReport(result.name, Status.UNPROVED,
                         (StepReport(1, "kernel", result.relation, Status.UNPROVED, time.perf_counter() - start,
-                                    detail),), time.perf_counter() - start, "symbolic", consistency, (), (), (),
-                        evaluation)
+                                    detail),), time.perf_counter() - start, statement_scope(result), consistency,
+                        (), (), (), evaluation)
 
 
 def check(result, *, stop_at_failure: bool = False) -> ResultReport:
@@ -112,7 +112,7 @@ def _check(result, start, stop_at_failure) -> ResultReport:
         return ResultReport(result.name, Status.REFUTED,
                             (StepReport(1, "independent evaluator", result.relation, Status.REFUTED,
                                         time.perf_counter() - start, verdict.text, "exact evaluation"),),
-                            time.perf_counter() - start, "symbolic", "", (), (), (), verdict.text)
+                            time.perf_counter() - start, statement_scope(result), "", (), (), (), verdict.text)
     model = None
     if ctx.hyps:
         model = find_model(result, ctx)
@@ -163,12 +163,27 @@ def _check(result, start, stop_at_failure) -> ResultReport:
             return finished(Status.PROVED_FOR_RANGE, reports, [t for (t, _r), _v in fall], result.fallback.describe(),
                             [v for _f, v in fall])
     if thm is None:
-        return finished(Status.UNPROVED, reports, [], "symbolic", [])
+        return finished(Status.UNPROVED, reports, [], statement_scope(result), [])
     if not K.establishes(thm, ctx.hyps, built(result.lhs), result.relation, built(result.rhs)):
         reports.append(StepReport(len(reports) + 1, "chain relation", result.relation, Status.UNPROVED, 0.0,
                                   f"the steps establish {thm.relation!r}, not the stated {result.relation!r}"))
-        return finished(Status.UNPROVED, reports, [], "symbolic", [])
-    return finished(Status.PROVED, reports, [thm], "symbolic", [None])
+        return finished(Status.UNPROVED, reports, [], statement_scope(result), [])
+    return finished(Status.PROVED, reports, [thm], statement_scope(result), [None])
+
+
+SYMBOLIC = "symbolic"
+
+
+def statement_scope(result) -> str:
+    """"symbolic" for a statement about every admissible value of its free symbols; "instance (...)" for one
+    about specific values: the result names them (``instance=``), or its two sides have no free symbol."""
+    if result.instance:
+        return f"instance ({result.instance})"
+    try:
+        free = set().union(*(sp.sympify(built(side)).free_symbols for side in (result.lhs, result.rhs)))
+    except Exception:  # noqa: BLE001 - a side that cannot be built is reported by the check; never "symbolic"
+        return "scope undetermined"
+    return SYMBOLIC if free else "instance (closed statement)"
 
 
 def _report(result, start, status, reports, theorems, scope, consistency, used, evaluation) -> ResultReport:

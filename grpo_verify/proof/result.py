@@ -283,6 +283,9 @@ class Result:
     minimum_at: MinimumAt | None = None
     by: tuple = ()  # the kernel rules of the one link of a result without steps (and of induction's links)
     model: object = None  # a model of the assumptions, or a hint for one: see grpo_verify.proof.models
+    # the specific values a result is about ("R = 4", "the softmax example"): its scope is then
+    # "instance (...)", never "symbolic" (a statement with no free symbol is an instance without it)
+    instance: str = ""
     family: str = ""  # set by the catalogue from the derivation module
     defined_in: str = field(default="", init=False, repr=False)  # the module whose code built it
 
@@ -315,6 +318,9 @@ class Result:
                                  "for_each, fallback or induction")
             if self.relation not in (">=", "<="):
                 raise ValueError(f"{self.name}: the mean-value rule proves '>=' or '<=', not {self.relation!r}")
+        if not isinstance(self.instance, str):
+            raise ValueError(f"{self.name}: instance= names the values the result is about, as text, not "
+                             f"{self.instance!r}")
         for a in self.assumptions:
             if not isinstance(a, Assumption):
                 raise KernelError(f"{self.name}: assumptions must be Assumption objects, not {a!r}")
@@ -322,7 +328,7 @@ class Result:
         self.__dict__["_frozen"] = True
 
     _STATEMENT = ("name", "doc", "lhs", "rhs", "relation", "assumptions", "steps", "rule", "why", "using", "for_each",
-                  "fallback", "induction", "minimum_at", "by", "model")
+                  "fallback", "induction", "minimum_at", "by", "model", "instance")
 
     def __setattr__(self, key: str, value) -> None:
         # the kernel caches its report: a statement changed after checking would keep a stale verdict

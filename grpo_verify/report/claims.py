@@ -24,6 +24,8 @@ EMP = "tests/test_empirical.py::"
 TRL = "tests/test_trl_crosscheck.py::"
 D9 = "tests/test_d9_group_size.py::"
 D10 = "tests/test_d10_credit_assignment.py::"
+SHARED = "tests/test_shared_parameter_sparsity.py::"
+REVIEW = "tests/test_review_closed_forms.py::"
 DERIVATION_TEST = "tests/test_derivations.py::test_derivation_is_proved[{family}.{name}]"
 
 
@@ -33,6 +35,10 @@ class Cited:
     role: Role
     condition: str = ""
     setting: str = ""  # a counterexample's model and assumptions, when it is not the claim's own setting
+
+    def __post_init__(self) -> None:
+        if self.role in (Role.REFUTES, Role.WITNESS) and not self.condition.strip():
+            raise ValueError(f"{self.name}: a cited {self.role.value} states what it shows (condition=)")
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,10 @@ class Claim:
     nature: Nature = Nature.THEOREM  # what the wording is about (rules.Nature)
 
 
-S, X, K = Role.SUPPORTS, Role.REFUTES, Role.CONTEXT
+S, X, K, W = Role.SUPPORTS, Role.REFUTES, Role.CONTEXT, Role.WITNESS
+
+NOT_PARALLEL = ("with std scaling and three reward levels GRPO's expected update is not parallel to $\\nabla J$ "
+                "(an exact three-action bandit, $R = 2$)")
 
 # The setting of D10's counterexamples to C7: a model, not the claim's own (multi-step reasoning at large).
 D10_MODEL = ("D10's model: an $H$-step chain of independent steps of equal difficulty $q$, binary step outcomes, exact "
@@ -114,7 +123,7 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("no_std_group_estimator_is_scaled_rloo_estimator", S),
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
-         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", W, NOT_PARALLEL),
          Cited("c_R_sample_std_is_positive_for_every_R", K),
          Cited("c_R_population_std_is_positive_for_every_R", K)),
     ),
@@ -140,13 +149,15 @@ CLAIMS: tuple[Claim, ...] = (
          EST + "test_token_advantages_broadcast_times_mask",
          TRL + "test_advantages_match_trl"),
         "For outcome-only reward and every $R$, $T_i$, $t$: $A_{i,t} = A_i$ (GRPO's estimator, equal to the "
-        "$\\gamma = 1$ return-to-go of the normalised reward). The group's token-advantage matrix has rank = the "
-        "number of distinct completion lengths among rollouts with $A_i \\ne 0$ (prefix indicators of distinct "
-        "lengths are independent); with $\\gamma < 1$ or GAE the credit varies along the completion.",
+        "$\\gamma = 1$ return-to-go of the normalised reward); the completion masks of distinct lengths are "
+        "linearly independent (every $T$), and with $\\gamma < 1$ or GAE the credit varies along the completion. "
+        "That the group's token-advantage matrix has rank = the number of distinct completion lengths among "
+        "rollouts with $A_i \\ne 0$ follows (D3's remark) and is checked exactly on $R = 4$ instances, not proved "
+        "by the kernel for every $R$.",
         (Cited("token_advantage_equals_sequence_advantage_under_outcome_reward", S),
          Cited("normalised_return_to_go_equals_sequence_advantage_under_outcome_reward", S),
          Cited("prefix_indicator_rows_of_distinct_lengths_are_independent", S),
-         Cited("token_advantage_matrix_rank_ignores_zero_advantage_rollouts", S),
+         Cited("token_advantage_matrix_rank_ignores_zero_advantage_rollouts", K),
          Cited("discounted_return_to_go_differs_along_completion", S),
          Cited("gae_token_advantages_differ_under_outcome_reward", S)),
         nature=Nature.DEFINITIONAL,
@@ -158,12 +169,17 @@ CLAIMS: tuple[Claim, ...] = (
         "A group whose $R$ binary rewards are all equal has zero advantages and contributes exactly zero gradient; "
         "this happens with probability $z_R(p) = p^R + (1-p)^R \\ge 2^{1-R}$, minimal at $p = 1/2$ and increasing "
         "in $|p - 1/2|$. Under the no-std update $\\theta \\leftarrow \\theta + \\eta \\hat g$ the expected drift of "
-        "$p$ is $\\eta \\frac{R-1}{R}\\|\\nabla p\\|^2 \\ge 0$ to first order in the step size $\\eta$ (for any "
-        "differentiable policy: $E[\\hat g] = \\frac{R-1}{R} \\nabla p$ coordinatewise); the std-scaled (real GRPO) "
+        "$p$ is $\\eta \\frac{R-1}{R}\\|\\nabla p\\|^2 \\ge 0$ to first order in the step size $\\eta$ (for a prompt's "
+        "own update and any differentiable policy: $E[\\hat g] = \\frac{R-1}{R} \\nabla p$ coordinatewise); the std-scaled (real GRPO) "
         "update drifts the same way, at the rate $\\eta c_R(p)\\|\\nabla p\\|^2$ with $c_R(p) > 0$ (proved for "
         "every $R \\ge 2$, $0 < p < 1$). So the first-order change of $z_R(p)$ is $\\kappa z_R'(p)$ with a rate $\\kappa > 0$: "
         "positive once $p > 1/2$, negative while $p < 1/2$. Sparsity intensifies only in the second regime of "
-        "training; finite-step dynamics are left to simulation, which shows the fall, then the rise. Three meanings "
+        "training; finite-step dynamics are left to simulation, which shows the fall, then the rise. With parameters "
+        "shared across prompts the sign is not a prompt's own: two prompts sharing one logit ($p_A = 1/2$, "
+        "$p_B = 1/4$) see $p_B$ fall and $z_R(p_B)$ rise to first order although $p_B < 1/2$ (every $R$). On 'this "
+        "induces': the zero-gradient groups come from the group baseline under binary reward (all advantages of an "
+        "all-equal group are zero), not from every token getting the same advantage -- with no baseline an "
+        "all-success group's gradient is not zero. Three meanings "
         "of sparsity are measured below: zero-gradient groups (the one the maths speaks of), near-zero coordinates "
         "of the step's gradient, and parameters whose stored value an update leaves unchanged (in the model's "
         "dtype and in bf16, the definition of Mukherjee et al. 2025, arXiv 2505.11711), with the rank of the "
@@ -173,7 +189,9 @@ CLAIMS: tuple[Claim, ...] = (
                "while $p < 1/2$ the first-order change $\\kappa z_R'(p)$ of the zero-gradient probability is negative "
                "(every $R \\ge 2$): sparsity falls in that part of training"),
          Cited("first_order_change_of_zero_gradient_probability_is_positive_above_half", K),
-         Cited("no_std_update_direction_is_R_minus_1_over_R_times_gradient", K)),
+         Cited("no_std_update_direction_is_R_minus_1_over_R_times_gradient", K),
+         Cited("shared_parameter_prompt_below_half_zero_gradient_probability_rises_to_first_order", K),
+         Cited("no_baseline_all_success_group_gradient_is_not_zero", K)),
         (PROPS + "test_d6_zero_advantage_probability_equals_derivation",
          PROPS + "test_d6_minimum_two_pow_one_minus_R_is_attained_at_one_half",
          PROPS + "test_d6_first_order_drift_equals_derivation",
@@ -182,13 +200,18 @@ CLAIMS: tuple[Claim, ...] = (
          TRAIN + "test_exact_success_probability_and_zero_gradient_probability",
          TRAIN + "test_exact_zero_gradient_probability_rises_when_every_prompt_starts_above_half",
          TRAIN + "test_exact_zero_gradient_probability_falls_while_every_prompt_stays_below_half",
-         TRAIN + "test_structural_zeros_are_exact_zeros_and_features_policy_is_dense"),
+         TRAIN + "test_structural_zeros_are_exact_zeros_and_features_policy_is_dense",
+         SHARED + "test_shared_logit_flips_the_sign_for_a_prompt_below_half",
+         SHARED + "test_twin_where_the_own_gradient_dominates_keeps_the_single_prompt_sign"),
         "Every group with equal binary rewards contributes exactly zero gradient, with probability "
         "$z_R(p) = p^R + (1-p)^R \\ge 2^{1-R}$ (every $R$). To first order in the step size $\\eta$, the expected "
         "change of $z_R(p)$ under the no-std update is $\\kappa z_R'(p)$ with $\\kappa = \\eta \\frac{R-1}{R} "
-        "\\|\\nabla p\\|^2$ (any differentiable policy; $\\eta c_R(p)\\|\\nabla p\\|^2$ for the std-scaled update): "
-        "it is positive for $p \\in (1/2, 1]$ and negative for $p \\in [0, 1/2)$, for every $R \\ge 2$. Sparsity "
-        "intensifies once the success probability is past $1/2$, to first order.",
+        "\\|\\nabla p\\|^2$ (a prompt's own update, any differentiable policy; $\\eta c_R(p)\\|\\nabla p\\|^2$ for the "
+        "std-scaled update): it is positive for $p \\in (1/2, 1]$ and negative for $p \\in [0, 1/2)$, for every "
+        "$R \\ge 2$. Sparsity intensifies once the success probability is past $1/2$, to first order, for a "
+        "prompt's own update; with a logit shared by two prompts a prompt below $1/2$ can see its zero-gradient "
+        "probability rise (an exact instance, every $R$). The zeros come from the group baseline: without one an "
+        "all-success group's gradient is not zero.",
         (Cited("degenerate_group_contributes_zero_gradient", S),
          Cited("all_rewards_equal_probability_is_p_pow_R_plus_q_pow_R", S),
          Cited("zero_gradient_probability_is_at_least_two_pow_one_minus_R", S),
@@ -197,6 +220,12 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("first_order_change_of_zero_gradient_probability_is_negative_below_half", S),
          Cited("first_order_change_of_a_function_of_p_is_its_slope_times_the_drift_of_p", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
+         Cited("shared_parameter_prompt_below_half_zero_gradient_probability_rises_to_first_order", W,
+               "two prompts sharing one logit ($p_A = 1/2$, $p_B = 1/4$): $z_R(p_B)$ rises to first order although "
+               "$p_B < 1/2$, every $R$"),
+         Cited("no_baseline_all_success_group_gradient_is_not_zero", W,
+               "with no baseline an all-success group's gradient is $2/3 \\ne 0$ in its first coordinate: the zero "
+               "comes from the group baseline"),
          Cited("first_order_drift_of_success_probability_R2", K),
          Cited("first_order_drift_of_success_probability_R3", K),
          Cited("c_R_sample_std_is_positive_for_every_R", K),
@@ -213,8 +242,12 @@ CLAIMS: tuple[Claim, ...] = (
         "$\\operatorname{rank}(G)$, generically $\\min(R, P)$, when every $A_i \\ne 0$ (binary rewards, $0 < k < R$), "
         "0 for a degenerate group, and with three or more reward levels a mixed group can have an exactly-zero "
         "$A_i$; even a rank-2 matrix has effective rank 2 only for equal singular values. For $R = 2$ every "
-        "$R$-row matrix has rank at most 2, so $R = 2$ cannot discriminate. Measured per rank definition and "
-        "per matrix below.",
+        "$R$-row matrix has rank at most 2, so $R = 2$ cannot discriminate. 'The gradient matrix' admits two "
+        "readings, both registered here before any run of the paper's model and both deciding the verdict: (1) the "
+        "effective rank of the $R \\times R$ Gram of $\\operatorname{diag}(A) G$, $G$ the whole-model per-rollout "
+        "gradients; (2) the stable rank of each layer's weight gradient $\\sum_i A_i \\partial l_i / \\partial W$, "
+        "median over the 2-D weights. Confirmed only if both are about 2 at $R = 2, 4, 8$, refuted only if both are "
+        "clearly not at some $R$. Measured per rank definition and per matrix below.",
         (Cited("group_gradient_has_rank_at_most_one", K),
          Cited("advantage_weighted_scores_have_rank_four_for_R4", K),
          Cited("equal_singular_values_give_effective_rank_two", K),
@@ -233,16 +266,22 @@ CLAIMS: tuple[Claim, ...] = (
         "No mathematical reason for effective rank about 2 at every $R$: for binary rewards with $0 < k < R$ both "
         "advantage values are nonzero, so $\\operatorname{diag}(A)$ is invertible and "
         "$\\operatorname{rank}(\\operatorname{diag}(A) G) = \\operatorname{rank}(G)$ (rank 4 in an $R = 4$ instance); "
-        "rank at most 2 holds under the extra two-cluster assumption on the score vectors, and then the effective "
-        "rank is 2 only for equal singular values (an exact two-cluster instance has about 1.80). What was measured "
+        "rank at most 2 holds under the extra two-cluster assumption on the score vectors (proved at $R = 4$ and "
+        "$R = 8$ only), and a rank-2 matrix has effective rank at most 2, exactly 2 only for equal singular values "
+        "(an exact two-cluster instance has about 1.80). What was measured "
         "instead is below.",
         (Cited("binary_advantage_product_is_negative", S),
-         Cited("advantage_weighted_scores_have_rank_four_for_R4", S),
+         Cited("advantage_weighted_scores_have_rank_four_for_R4", W,
+               "zero-sum binary advantages with $\\operatorname{rank}(\\operatorname{diag}(A) G) = 4$ at $R = 4$"),
          Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R4", S),
          Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R8", S),
-         Cited("equal_singular_values_give_effective_rank_two", S),
-         Cited("unequal_singular_values_give_effective_rank_below_two", S),
-         Cited("two_cluster_example_singular_value_share_is_not_one_half", S)),
+         Cited("two_point_entropy_is_at_most_log_two", S),
+         Cited("equal_singular_values_give_effective_rank_two", W,
+               "equal singular values give effective rank exactly 2"),
+         Cited("unequal_singular_values_give_effective_rank_below_two", W,
+               "singular values in ratio 3 : 1 give effective rank below 2"),
+         Cited("two_cluster_example_singular_value_share_is_not_one_half", W,
+               "an exact two-cluster instance whose effective rank is about 1.80, not 2")),
         empirical="rank",
     ),
     Claim(
@@ -276,7 +315,8 @@ CLAIMS: tuple[Claim, ...] = (
         "score vectors only through the centred scores, whose rank is at most $R - 1$ (the centring matrix has rank "
         "exactly $R - 1$; centring removes a dimension only when $\\mathbf{1} \\in \\operatorname{col}(G)$: "
         "$\\operatorname{rank}(C G) = \\operatorname{rank}(G) - \\dim(\\operatorname{col}(G) \\cap \\operatorname{span} "
-        "\\mathbf{1})$, by rank-nullity, a remark checked exactly on two $R = 4$ instances); for binary rewards with "
+        "\\mathbf{1})$ by rank-nullity -- D7's remark, checked exactly on two $R = 4$ instances, not proved by the "
+        "kernel for every $R$); for binary rewards with "
         "$0 < k < R$ the update is $k a_+ (\\bar g_C - \\bar g_W)$ -- one "
         "direction built from the two class means, every $R$; a batch of groups spans at most as many directions "
         "as it has non-degenerate groups. Rank at most 2 of the per-rollout matrices needs the extra two-cluster "
@@ -289,8 +329,8 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("binary_group_gradient_is_class_mean_difference", S),
          Cited("common_score_component_cancels_from_group_gradient", S),
          Cited("two_cluster_centred_rows_are_multiples_of_class_mean_difference", S),
-         Cited("score_matrices_of_the_centring_instances_have_rank_three", S),
-         Cited("centring_removes_a_dimension_only_when_ones_is_in_the_column_space", S),
+         Cited("score_matrices_of_the_centring_instances_have_rank_three", K),
+         Cited("centring_removes_a_dimension_only_when_ones_is_in_the_column_space", K),
          Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R4", K),
          Cited("two_cluster_advantage_weighted_scores_have_rank_at_most_two_R8", K)),
         empirical="attribution",
@@ -303,37 +343,55 @@ CLAIMS: tuple[Claim, ...] = (
         "iff $\\operatorname{Cov}(r, \\|g\\|^2) = 0$ (softmax bandit: iff $\\operatorname{Cov}_{a \\sim \\pi}(r_a, "
         "\\pi_a) = 0$, e.g. a uniform policy or constant reward). Counterexample to unconditional optimality: "
         "$\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$ gives $b^* = 3/10 \\ne 1/2$ with $K$ free logits ($5/14$ with a "
-        "fixed reference logit: $b^*$ depends on the parametrisation). GRPO's own baseline is not a constant: the "
-        "no-std estimator is exactly $\\frac{R-1}{R}$ times the leave-one-out (RLOO) estimator. Only the abstract "
-        "is public; the paper's own conditions are not, so its wording is compared, not its derivation.",
+        "fixed reference logit, where the mean baseline's excess variance is $1/112$ instead of $1/40$: $b^*$ and the "
+        "criterion depend on the parametrisation). GRPO's own baseline is not a constant: the no-std estimator is "
+        "exactly $\\frac{R-1}{R}$ times the leave-one-out (RLOO) estimator, and that baseline is never exactly optimal "
+        "at a finite $R$ outside degenerate cases: $\\operatorname{Var}(U) - V(b^*)/R = \\frac{V_{or} - V(b^*)}{R} + "
+        "\\frac{\\operatorname{Var}(r) E\\|g\\|^2 + \\|\\nabla J\\|^2}{R(R-1)} > 0$ whenever $\\operatorname{Var}(r) "
+        "E\\|g\\|^2 > 0$ (D9, every $R \\ge 2$; it vanishes only for a constant reward or a zero score). Only the "
+        "abstract is public; the paper's own conditions are not, so its wording is compared, not its derivation.",
         (Cited("total_variance_is_minimised_by_optimal_baseline", S),
          Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", S),
          Cited("softmax_optimal_baseline_minus_mean_reward", S),
          Cited("uniform_policy_makes_mean_baseline_optimal", S),
          Cited("constant_reward_makes_mean_baseline_optimal", S),
-         Cited("softmax_example_mean_baseline_is_not_optimal", K)),
+         Cited("softmax_example_mean_baseline_is_not_optimal", K),
+         Cited("group_mean_baseline_is_never_optimal_at_finite_R", K)),
         (PROPS + "test_d8_optimal_baseline_equals_closed_form_and_minimises_variance",
          PROPS + "test_d8_mean_baseline_is_optimal_under_the_covariance_condition",
          PROPS + "test_d8_mean_baseline_is_not_optimal_without_the_covariance_condition",
          ORACLE + "test_optimal_baseline_minimises_the_total_variance",
          ORACLE + "test_coordinatewise_optimal_baseline_minimises_each_coordinate",
-         ORACLE + "test_optimal_baseline_counterexample_of_D8"),
+         ORACLE + "test_optimal_baseline_counterexample_of_D8",
+         REVIEW + "test_softmax_example_optimal_baseline_and_mean_baseline_excess",
+         REVIEW + "test_group_mean_baseline_excess_over_optimal_baseline_by_enumeration",
+         REVIEW + "test_group_mean_baseline_excess_vanishes_for_a_constant_reward"),
         "Among constant baselines the total variance is minimised by $b^* = E[r\\|g\\|^2]/E\\|g\\|^2$, and the "
         "population mean $E[r]$ is optimal iff $\\operatorname{Cov}(r, \\|g\\|^2) = 0$; for a softmax bandit with $K$ "
         "free logits iff $\\operatorname{Cov}_{a \\sim \\pi}(r_a, \\pi_a) = 0$ ($b^* = 3/10$ on the example; with a fixed "
         "reference logit $b^* = 5/14$: the criterion depends on the parametrisation). GRPO's baseline is the group "
         "mean, not a constant: $r_i - \\bar r = \\frac{R-1}{R}(r_i - \\bar r_{-i})$, so the no-std estimator is "
         "$\\frac{R-1}{R}$ times RLOO, whose leave-one-out baseline is independent of $o_i$. It is never better than "
-        "the best constant baseline: $\\operatorname{Var}(U) \\ge V(b^*)/R$ for every $R$, by the factor "
+        "the best constant baseline: $\\operatorname{Var}(U) - V(b^*)/R = \\frac{V_{or} - V(b^*)}{R} + "
+        "\\frac{\\operatorname{Var}(r) E\\|g\\|^2 + \\|\\nabla J\\|^2}{R(R-1)}$, strictly positive when "
+        "$\\operatorname{Var}(r) E\\|g\\|^2 > 0$ and 0 only when the reward is constant or the score zero; as a "
+        "ratio, $\\operatorname{Var}(U) \\ge V(b^*)/R$ for every $R$, by the factor "
         "$\\ge (1 + \\frac{c}{R-1}) V_{or}/V(b^*)$ with $c = (\\operatorname{Var}(r) E\\|g\\|^2 + \\|\\nabla J\\|^2)/V_{or}$, "
         "which is 0 only when $\\operatorname{Var}(r) E\\|g\\|^2 = 0$ and $\\nabla J = 0$ (D9, from Hoeffding's "
         "formula, proved there for every $R$).",
         (Cited("total_variance_is_minimised_by_optimal_baseline", S),
          Cited("optimal_baseline_minus_mean_reward_is_covariance_ratio", S),
          Cited("softmax_optimal_baseline_minus_mean_reward", S),
-         Cited("softmax_example_optimal_baseline_is_three_tenths", S),
-         Cited("softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths", S),
-         Cited("softmax_example_mean_baseline_excess_variance_is_one_fortieth", S),
+         Cited("softmax_example_optimal_baseline_is_three_tenths", W,
+               "$\\pi = (1/2, 1/4, 1/4)$, $r = (1, 0, 0)$, $K$ free logits: $b^* = 3/10 \\ne E[r] = 1/2$"),
+         Cited("softmax_example_optimal_baseline_with_a_reference_logit_is_five_fourteenths", W,
+               "the same bandit with a fixed reference logit: $b^* = 5/14$, so $b^*$ depends on the parametrisation"),
+         Cited("softmax_example_mean_baseline_excess_variance_is_one_fortieth", W,
+               "the mean baseline's excess variance over $b^*$ is $1/40$ with $K$ free logits"),
+         Cited("softmax_example_mean_baseline_excess_variance_with_a_reference_logit_is_one_over_112", W,
+               "and $1/112$ with a fixed reference logit"),
+         Cited("group_mean_baseline_excess_variance_over_optimal_baseline", S),
+         Cited("group_mean_baseline_is_never_optimal_at_finite_R", S),
          Cited("group_centred_reward_is_scaled_leave_one_out_reward", S),
          Cited("no_std_group_estimator_is_scaled_rloo_estimator", S),
          Cited("rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio", S),
@@ -359,7 +417,7 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("no_std_mse_ratio_to_oracle_variance", S),
          Cited("no_std_group_estimator_is_scaled_rloo_estimator", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
-         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", W, NOT_PARALLEL),
          Cited("rloo_can_be_infinitely_worse_than_oracle_baseline", K)),
         (D9 + "test_oracle_baseline_estimator_variance_is_V_or_over_R",
          D9 + "test_rloo_variance_closed_form",
@@ -399,12 +457,14 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("no_std_mse_ratio_to_oracle_variance", S),
          Cited("optimal_baseline_variance_is_oracle_variance_minus_covariance_term", S),
          Cited("rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio", S),
-         Cited("rloo_variance_formula_is_exact_on_finite_models", S),
-         Cited("no_std_mse_formula_is_exact_on_finite_models", S),
+         Cited("rloo_variance_formula_is_exact_on_finite_models", K),
+         Cited("no_std_mse_formula_is_exact_on_finite_models", K),
          Cited("no_std_group_estimator_is_scaled_rloo_estimator", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
-         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
-         Cited("rloo_can_be_infinitely_worse_than_oracle_baseline", S)),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", W, NOT_PARALLEL),
+         Cited("rloo_can_be_infinitely_worse_than_oracle_baseline", W,
+               "an exact model where the oracle baseline has zero variance and RLOO does not: the constant $c$ "
+               "has no upper bound")),
         nature=Nature.ABOUT_THE_PAPER,
     ),
     Claim(
@@ -492,13 +552,15 @@ CLAIMS: tuple[Claim, ...] = (
         (Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
-         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
-         Cited("population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
+         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", K),
+         Cited("population_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", K),
          Cited("sample_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
          Cited("population_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
          Cited("c_R_sample_std_closed_forms", S),
-         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S),
-         Cited("three_reward_scaled_gradient_is_not_parallel_R3", S),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", W, NOT_PARALLEL),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R3", W,
+               "the same at $R = 3$: with std scaling and three reward levels the expected update is not parallel "
+               "to $\\nabla J$"),
          Cited("two_action_expectations_are_multiples_of_one_vector", S)),
         (PROPS + "test_d5_binary_scaled_gradient_is_c_R_times_gradient",
          PROPS + "test_d5_three_reward_levels_break_parallelism_found_by_hypothesis",
@@ -516,11 +578,11 @@ CLAIMS: tuple[Claim, ...] = (
         (Cited("group_baseline_gradient_is_shrunk_by_R_minus_1_over_R", S),
          Cited("leave_one_out_baseline_is_unbiased", S),
          Cited("binary_reward_scaled_gradient_is_rescaled_policy_gradient", S),
-         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", S),
+         Cited("sample_std_scaled_gradient_is_c_R_times_gradient_on_finite_model", K),
          Cited("sample_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
          Cited("population_std_scaled_gradient_is_c_R_times_gradient_for_every_R", S),
          Cited("c_R_sample_std_is_positive_for_every_R", S),
          Cited("c_R_population_std_is_positive_for_every_R", S),
-         Cited("three_reward_scaled_gradient_is_not_parallel_R2", S)),
+         Cited("three_reward_scaled_gradient_is_not_parallel_R2", W, NOT_PARALLEL)),
     ),
 )

@@ -340,11 +340,11 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
             section = rank_section(runs, out_dir)
             entry["rank"] = section
             paper = [r for r in runs if r.is_paper_setting]
-            primary = None
+            primary = layers = None
             if paper:
-                m, cnd, met = rules.PRIMARY
-                primary = {R: r for R in paper[0].group_sizes if (r := _row(paper[0].row(R, m, cnd, met)))}
-            decision = rules.rank_claim_verdict(primary, tests, evidence, section["measured_instead"])
+                primary, layers = ({R: r for R in paper[0].group_sizes if (r := _row(paper[0].row(R, *reading)))}
+                                   for reading, _label in rules.READINGS)
+            decision = rules.rank_claim_verdict(primary, tests, evidence, section["measured_instead"], layers)
         else:
             decision = rules.theorem_verdict(evidence, tests, claim.nature)
         if claim.empirical == "sparsity":
@@ -370,6 +370,7 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
         "tests": test_source, "runs": [run_entry(r, out_dir) for r in runs],
         "tolerance": {"target": rules.TARGET_RANK, "absolute": rules.APPROX_TOLERANCE,
                       "min_groups": rules.MIN_GROUPS, "primary": list(rules.PRIMARY),
+                      "readings": [f"{label} ({', '.join(reading)})" for reading, label in rules.READINGS],
                       "rule": f"|mean - 2| <= {rules.APPROX_TOLERANCE} and CI overlapping "
                               f"[{rules.TARGET_RANK - rules.APPROX_TOLERANCE}, "
                               f"{rules.TARGET_RANK + rules.APPROX_TOLERANCE}], n >= {rules.MIN_GROUPS}"},
@@ -395,14 +396,20 @@ def rules_text() -> list[str]:
         "(a) A counterexample that holds only in a model (a toy chain, one optimizer) -> not supported in that "
         "model, naming it and its assumptions; never refuted: a toy model does not refute a qualitative claim.",
         "(a) A claim true by the estimator's definition -> confirmed (definitional).",
-        "(a) No proved result decides the wording (none proves it, no counterexample), or a supporting result "
-        "is proved only for a range of values -> inconclusive.",
-        "(a) Every supporting result proved symbolically and every test passed -> confirmed.",
+        "(a) No proved result decides the wording (none proves it, no counterexample), only examples support it, "
+        "or a supporting result is proved only for a range of values or an instance (scope 'instance (R = 4)') "
+        "-> inconclusive. An example (a proved instance exhibiting what the claim says can happen) is proved by "
+        "its instance and is not a range.",
+        "(a) Every supporting result proved for every value and every test passed -> confirmed.",
         "(a) A simulation in which the claimed rise is a fall (change + 2 se < 0) -> inconclusive.",
         f"(a) Empirical claim with no run in the paper's setting ({PAPER_MODEL} with real weights, GSM8K) -> not yet "
-        "measured, whatever else was measured.",
-        "(b) Every cited result proved symbolically and every test passed -> proved; some cited result proved "
-        "only for a range of values -> proved for the listed values only.",
+        "measured, whatever else was measured. With such a run, both pre-registered readings (the R x R "
+        "effective rank of diag(A) G; the per-layer stable rank of the weight gradients) about 2 at R = 2, 4, 8 "
+        "-> confirmed; both clearly not about 2 at some R -> refuted; a reading missing or disagreeing -> "
+        "inconclusive.",
+        "(b) Every supporting result proved for every value and every test passed -> proved; some supporting "
+        "result proved only for a range of values or an instance -> proved for the listed values only; only "
+        "examples -> not established.",
         f"Effective rank about 2: |mean - 2| <= {t} and the confidence interval overlaps [{2 - t}, {2 + t}], "
         f"with at least {rules.MIN_GROUPS} groups; not about 2: the interval lies outside [{2 - t}, {2 + t}].",
         "Controls: comparable when the control's mean lies in GRPO's interval or the intervals overlap; every "
@@ -528,7 +535,8 @@ def _md_rank(sec: dict, ledger: dict) -> list[str]:
     ids = [r["id"] for r in ledger["runs"]]
     tol = ledger["tolerance"]
     L = ["", "### Measurements", "",
-         f"Tolerance: \"effective rank ~ 2\" means {tol['rule']}. Verdict series: {', '.join(tol['primary'])}. "
+         f"Tolerance: \"effective rank ~ 2\" means {tol['rule']}. Pre-registered readings, both deciding: "
+         f"{'; '.join(tol['readings'])}. "
          f"Paper setting runs: {', '.join(sec['paper_runs']) or 'none'}; measured instead: {sec['measured_instead']}.",
          "", "| " + " | ".join(["matrix", "rank definition", "Nemotron-4B / GSM8K"] + ids) + " |",
          "|---|---|---|" + "---|" * len(ids)]

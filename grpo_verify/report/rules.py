@@ -4,7 +4,8 @@ Every claim gets two verdicts, decided by the same rules for every claim:
 
 (a) **as worded** -- confirmed, refuted, not yet measured or inconclusive -- on the claim exactly as the
     abstract words it, from the results cited for it (role SUPPORTS: proves the claim as worded;
-    REFUTES: a proved counterexample to it; CONTEXT: shown, not used);
+    REFUTES: a proved counterexample to it; WITNESS: a proved instance exhibiting what the claim says can
+    happen; CONTEXT: shown, not used);
 (b) **the strongest proved form** -- proved, proved for the listed values only, or not established -- on
     the statement we prove in the claim's place, with its conditions written into it, from the results
     cited for that statement.
@@ -33,20 +34,24 @@ synthetic inputs. Level (a), in the order the rules apply:
       under other assumptions of a model, the claim is INCONCLUSIVE, both named;
    b'. support that holds only in a model never confirms: with no other support -> INCONCLUSIVE;
    c. else no supporting result -> INCONCLUSIVE (neither proved nor refuted);
-   d. else a supporting result proved only for a range of values -> INCONCLUSIVE (the claim speaks
-      of every value; the range goes to level (b));
-   e. else every supporting result proved symbolically -> CONFIRMED, or CONFIRMED (DEFINITIONAL) for a
-      claim true by the estimator's definition.
+   c'. else only examples (WITNESS) support it -> INCONCLUSIVE: an instance shows that something can
+      happen, not that it holds for every value;
+   d. else a supporting result proved only for a range of values or only for an instance (scope
+      "instance (R = 4)", a statement with no free symbol) -> INCONCLUSIVE (the claim speaks of every
+      value; the range goes to level (b)); an example's instance scope is what it is for, and counts;
+   e. else every supporting result proved for every value (symbolically) -> CONFIRMED, or CONFIRMED
+      (DEFINITIONAL) for a claim true by the estimator's definition.
    A simulation that contradicts the claim's trend (:func:`trend` = "falls" for some R) downgrades a
    confirmed verdict to INCONCLUSIVE.
 3. Empirical claims (the rank claim): no run in the paper's setting (the paper's model, real
-   weights, the paper's task) -> NOT YET MEASURED, whatever was measured elsewhere; with such a run,
-   the primary series (``PRIMARY``) ~ 2 at every R -> CONFIRMED; some R clearly not ~ 2 -> REFUTED
-   (that R named); otherwise INCONCLUSIVE.
+   weights, the paper's task) -> NOT YET MEASURED, whatever was measured elsewhere; with such a run, both
+   pre-registered readings (``READINGS``: the R x R effective rank of diag(A) G, and the per-layer stable
+   rank of the weight gradients) ~ 2 at every R in {2, 4, 8} -> CONFIRMED; both clearly not ~ 2 at some R
+   -> REFUTED (those R named); a reading missing or the two disagreeing -> INCONCLUSIVE, both named.
 
 Level (b): any test not passed or any cited result not proved -> NOT ESTABLISHED (reasons named); no
-cited result -> NOT ESTABLISHED; some cited result proved only for a range of values -> PROVED FOR THE
-LISTED VALUES ONLY (the ranges named); else PROVED.
+supporting result, or only examples -> NOT ESTABLISHED; some supporting result proved only for a range of
+values or an instance -> PROVED FOR THE LISTED VALUES ONLY (the ranges and instances named); else PROVED.
 
 "~ 2" (:func:`approx_two`): |mean - 2| <= ``APPROX_TOLERANCE`` and the confidence interval overlaps
 [2 - tol, 2 + tol]; "not ~ 2": the interval lies entirely outside [2 - tol, 2 + tol]; otherwise
@@ -105,6 +110,10 @@ class Role(str, Enum):
 
     SUPPORTS = "supports"  # proves (part of) the claim as worded, or of the strongest form
     REFUTES = "counterexample"  # a proved counterexample to the claim as worded (level a only)
+    # a proved instance exhibiting what a statement says can happen ("rank 4 at R = 4", "b* depends on the
+    # parametrisation"): one instance proves an existence statement, so its instance scope does not make the
+    # verdict "for the listed values only"; it never stands alone for a statement about every value
+    WITNESS = "example"
     CONTEXT = "context"  # related fact shown for reading; must still be proved
 
 
@@ -114,6 +123,11 @@ APPROX_TOLERANCE = 0.5
 MIN_GROUPS = 3
 TREND_SE = 2.0  # a change counts as a rise (fall) when mean -/+ 2 standard errors stays above (below) 0
 PRIMARY = ("weighted", "grpo", "effective_rank")  # diag(A) G with GRPO advantages, effective rank
+LAYER_READING = ("layers", "grpo", "stable_rank")  # each 2-D weight's GRPO gradient, stable rank (median over layers)
+# The two readings of "the gradient matrix has effective rank ~2", registered before any run of the paper's model
+# (Nemotron-4B on GSM8K): neither can be chosen after seeing the numbers, and both must agree to decide the claim.
+READINGS = ((PRIMARY, "effective rank of the R x R Gram of diag(A) G (whole-model per-rollout gradients)"),
+            (LAYER_READING, "stable rank of each layer's weight gradient sum_i A_i dl_i/dW (median over 2-D weights)"))
 ZERO_SUM_CONTROLS = ("gaussian_centred",)
 NON_ZERO_SUM_CONTROLS = ("gaussian", "ones")
 SHOWN_CONTROLS = NON_ZERO_SUM_CONTROLS + ("rewards",) + ZERO_SUM_CONTROLS  # "rewards": shown, not used
@@ -128,7 +142,7 @@ class DerivationEvidence:
     family: str  # "D7"
     role: Role
     status: Status
-    scope: str  # "symbolic" or e.g. "R = 2..16"
+    scope: str  # "symbolic", a range such as "R = 2..16", or "instance (R = 4)"
     condition: str = ""  # what the counterexample shows (REFUTES)
     setting: str = ""  # "" in the claim's own setting; else the model (and assumptions) it holds in
 
@@ -178,9 +192,16 @@ def evidence_gaps(derivations: Sequence[DerivationEvidence], tests: Sequence[Tes
 
 
 # -- rule 2: theorem claims, as worded -------------------------------------------------------------
+SYMBOLIC = "symbolic"  # the scope of a result proved for every admissible value of its free symbols
+_ONLY_EXAMPLES = ("only examples are cited: an instance shows that something can happen, not that it holds for "
+                  "every value")
+
+
 def _finite_scopes(derivations: Sequence[DerivationEvidence]) -> list[str]:
+    """Supporting results proved for a range of values or for an instance only (an example's instance scope is
+    its point, and is not listed)."""
     return [f"{d.family} {d.name} is proved for {d.scope} only" for d in derivations
-            if d.role is Role.SUPPORTS and d.scope != "symbolic"]
+            if d.role is Role.SUPPORTS and d.scope != SYMBOLIC]
 
 
 def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[TestEvidence] | None,
@@ -214,39 +235,48 @@ def theorem_verdict(derivations: Sequence[DerivationEvidence], tests: Sequence[T
                          for d in dict((d.setting, d) for d in refuting).values()],
                         counterexamples=[f"{d.family} {d.name}: {d.condition} (holds in {d.setting})"
                                          for d in refuting])
-    supporting = [d for d in derivations if d.role is Role.SUPPORTS and not d.setting]
+    supporting = [d for d in derivations if d.role in (Role.SUPPORTS, Role.WITNESS) and not d.setting]
     if not supporting and in_model:  # a model bears a qualitative claim out: it does not prove it
         return Decision(Verdict.INCONCLUSIVE, [f"borne out only in a model ({d.setting})" for d in
                                                dict((d.setting, d) for d in in_model).values()])
     if not supporting:
         return Decision(Verdict.INCONCLUSIVE, ["no proved result decides the claim as worded: none proves it and "
                                                "no counterexample is proved"])
+    if all(d.role is Role.WITNESS for d in supporting):
+        return Decision(Verdict.INCONCLUSIVE, [_ONLY_EXAMPLES])
     finite = _finite_scopes(supporting)
     if finite:
         return Decision(Verdict.INCONCLUSIVE, ["the claim speaks of every value; " + "; ".join(finite)])
+    done = "every supporting result proved for every value" + _examples_note(supporting) + \
+        " and every property test passed"
     if nature is Nature.DEFINITIONAL:
-        return Decision(Verdict.DEFINITIONAL, ["true by the definition of the estimator: every cited result proved "
-                                               "symbolically and every property test passed"])
-    return Decision(Verdict.CONFIRMED, ["every cited result proved symbolically and every property test passed"])
+        return Decision(Verdict.DEFINITIONAL, ["true by the definition of the estimator: " + done])
+    return Decision(Verdict.CONFIRMED, [done])
+
+
+def _examples_note(derivations: Sequence[DerivationEvidence]) -> str:
+    examples = [d for d in derivations if d.role is Role.WITNESS]
+    return f" ({len(examples)} example(s) proved at their instances)" if examples else ""
 
 
 # -- level (b): the strongest proved form ---------------------------------------------------------
 def strongest_form_standing(derivations: Sequence[DerivationEvidence],
                             tests: Sequence[TestEvidence] | None) -> FormDecision:
-    """Level (b), from the results cited for the strongest statement (roles SUPPORTS or CONTEXT)."""
+    """Level (b), from the results cited for the strongest statement (roles SUPPORTS, WITNESS or CONTEXT)."""
     if any(d.role is Role.REFUTES for d in derivations):
         raise ValueError("a counterexample belongs to the claim as worded, not to the statement proved instead")
     gaps = evidence_gaps(derivations, tests)
     if gaps:
         return FormDecision(Standing.NOT_ESTABLISHED, gaps)
     supporting = [d for d in derivations if d.role is Role.SUPPORTS]
+    examples = [d for d in derivations if d.role is Role.WITNESS]
     if not supporting:
-        return FormDecision(Standing.NOT_ESTABLISHED, ["no result is cited for it"])
+        return FormDecision(Standing.NOT_ESTABLISHED, [_ONLY_EXAMPLES if examples else "no result is cited for it"])
     finite = _finite_scopes(supporting)
     if finite:
         return FormDecision(Standing.PROVED_FOR_VALUES, finite)
-    return FormDecision(Standing.PROVED, [f"{len(supporting)} cited result(s) proved symbolically; every "
-                                          "property test passed"])
+    return FormDecision(Standing.PROVED, [f"{len(supporting)} cited result(s) proved for every value"
+                                          + _examples_note(examples) + "; every property test passed"])
 
 
 def with_simulation(decision: Decision, trends: dict[str, str]) -> Decision:
@@ -304,8 +334,12 @@ def series_status(per_R: dict[int, str]) -> str:
 
 
 def rank_claim_verdict(paper_setting_rows: dict[int, dict] | None, tests: Sequence[TestEvidence] | None,
-                       derivations: Sequence[DerivationEvidence] = (), measured_instead: str = "") -> Decision:
-    """``paper_setting_rows``: {R: summary row of PRIMARY} from a run in the paper's setting, or None."""
+                       derivations: Sequence[DerivationEvidence] = (), measured_instead: str = "",
+                       layer_rows: dict[int, dict] | None = None) -> Decision:
+    """The rank claim on a run in the paper's setting, read by the two readings registered before any such run
+    (``READINGS``): ``paper_setting_rows`` = {R: summary row of PRIMARY}, ``layer_rows`` = {R: row of
+    LAYER_READING}. Confirmed only when both are ~2 at R = 2, 4, 8; refuted only when both are clearly not ~2
+    at some R (each named); a missing reading or readings that disagree leave it inconclusive, both named."""
     if paper_setting_rows is None:
         reasons = ["not yet measured on Nemotron-4B (no run of the paper's model with real weights on GSM8K)"]
         if measured_instead:
@@ -314,14 +348,25 @@ def rank_claim_verdict(paper_setting_rows: dict[int, dict] | None, tests: Sequen
     gaps = evidence_gaps(derivations, tests)
     if gaps:
         return Decision(Verdict.INCONCLUSIVE, gaps)
-    per_R = {R: approx_two(r["mean"], r["ci_low"], r["ci_high"], r["n"]) for R, r in paper_setting_rows.items()}
-    status = series_status(per_R)
-    if status.startswith(NOT_APPROX):
-        bad = [f"R = {R}: {_fmt_row(paper_setting_rows[R])}" for R, s in sorted(per_R.items()) if s == NOT_APPROX]
-        return Decision(Verdict.REFUTED, [status], counterexamples=bad)
-    if status.startswith(APPROX) and set(paper_setting_rows) >= {2, 4, 8}:
-        return Decision(Verdict.CONFIRMED, [status])
-    return Decision(Verdict.INCONCLUSIVE, [f"{status} (per R: {per_R})"])
+    readings = [(READINGS[0][1], paper_setting_rows), (READINGS[1][1], layer_rows)]
+    measured = [(label, rows) for label, rows in readings if rows]
+    statuses = {label: series_status({R: approx_two(r["mean"], r["ci_low"], r["ci_high"], r["n"])
+                                      for R, r in rows.items()}) for label, rows in measured}
+    named = "; ".join(f"{label}: {status}" for label, status in statuses.items())
+    missing = [label for label, rows in readings if not rows]
+    if missing:
+        return Decision(Verdict.INCONCLUSIVE, [f"pre-registered reading not measured: {', '.join(missing)}"
+                                               + (f" ({named})" if named else "")])
+    bad = {label: [f"{label}, R = {R}: {_fmt_row(rows[R])}" for R in sorted(rows)
+                   if approx_two(rows[R]["mean"], rows[R]["ci_low"], rows[R]["ci_high"], rows[R]["n"]) == NOT_APPROX]
+           for label, rows in measured}
+    if all(bad.values()):
+        return Decision(Verdict.REFUTED, [named], counterexamples=[b for label in bad for b in bad[label]])
+    every_R = all(set(rows) >= {2, 4, 8} for _label, rows in measured)
+    if every_R and all(status.startswith(APPROX) for status in statuses.values()):
+        return Decision(Verdict.CONFIRMED, [named])
+    return Decision(Verdict.INCONCLUSIVE, [("the two pre-registered readings disagree: " if any(bad.values())
+                                            else "") + named])
 
 
 def _fmt_row(r: dict) -> str:
