@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -25,9 +26,6 @@ LOGICAL = "GRPO"  # the logical path of the files: From GRPO Require Import D4_z
 FORBIDDEN = ("Admitted", "admit", "Axiom", "Axioms", "Parameter", "Parameters", "Conjecture", "Hypothesis",
              "Hypotheses", "Variable", "Variables", "Abort")
 CLOSED = "Closed under the global context"
-# the only axioms a proof may rest on if it uses Coq's classical reals (none of ours do; listed for the check)
-STANDARD_REAL_AXIOMS = ("ClassicalDedekindReals.sig_forall_dec", "ClassicalDedekindReals.sig_not_dec",
-                        "FunctionalExtensionality.functional_extensionality_dep")
 
 
 class CoqError(RuntimeError):
@@ -111,27 +109,39 @@ def assumptions_of(source: str, output: str) -> dict[str, str]:
     return dict(zip(names, answers))
 
 
-def build(coq_dir: Path = COQ_DIR, timeout: float = 600) -> Build:
-    """Compile every file of ``_CoqProject`` in order, in a scratch copy; raise CoqError naming the first failure."""
-    import time
-
+def _coqc_or_fail() -> str:
     exe = coqc()
     if exe is None:
         raise CoqError("coqc not found (apt-get install coq libcoq-mathcomp-algebra libcoq-mathcomp-algebra-tactics "
                        "libcoq-mathcomp-zify)")
+    return exe
+
+
+def _compile(exe: str, scratch: str, f: str, timeout: float) -> str:
+    """coqc on one file of the scratch copy; its stdout, or CoqError naming the file."""
+    done = subprocess.run([exe, "-Q", ".", LOGICAL, f], cwd=scratch, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "LC_ALL": "C"})
+    if done.returncode != 0:
+        raise CoqError(f"derivations/coq/{f} does not compile:\n{done.stdout}\n{done.stderr}".strip())
+    return done.stdout
+
+
+def _scratch_copy(coq_dir: Path, files: list[str], scratch: str) -> None:
+    for f in files:
+        shutil.copy(coq_dir / f, Path(scratch) / f)
+
+
+def build(coq_dir: Path = COQ_DIR, timeout: float = 600) -> Build:
+    """Compile every file of ``_CoqProject`` in order, in a scratch copy; raise CoqError naming the first failure."""
+    exe = _coqc_or_fail()
     files = project_files(coq_dir)
     outputs, seconds = {}, {}
     with tempfile.TemporaryDirectory(prefix="grpo-coq-") as scratch:
-        for f in files:
-            shutil.copy(coq_dir / f, Path(scratch) / f)
+        _scratch_copy(coq_dir, files, scratch)
         for f in files:
             start = time.perf_counter()
-            done = subprocess.run([exe, "-Q", ".", LOGICAL, f], cwd=scratch, capture_output=True, text=True,
-                                  timeout=timeout, env={**os.environ, "LC_ALL": "C"})
+            outputs[f] = _compile(exe, scratch, f, timeout)
             seconds[f] = time.perf_counter() - start
-            if done.returncode != 0:
-                raise CoqError(f"derivations/coq/{f} does not compile:\n{done.stdout}\n{done.stderr}".strip())
-            outputs[f] = done.stdout
     assumptions = {f"{f[:-2]}.{name}": answer for f in files
                    for name, answer in assumptions_of((coq_dir / f).read_text(), outputs[f]).items()}
     return Build(files, outputs, seconds, assumptions)
@@ -145,22 +155,11 @@ def rat(value: Fraction | int) -> str:
     return f"(- {term})" if value < 0 else term
 
 
-def rat_vector(values) -> str:
-    """A function 'I_n -> rat from a list of rationals (tnth of a tuple)."""
-    return "(tnth [tuple of " + "; ".join(f"{rat(v)} : rat" for v in values) + "])"
-
-
-def ordinal(n: int, i: int) -> str:
-    return f"(@Ordinal {n} {i} erefl)"
-
-
 def evaluate(requires: list[str], goals: list[tuple[str, str]], coq_dir: Path = COQ_DIR,
              timeout: float = 300) -> None:
     """Ask Coq to decide each ``expr == value`` (both ``rat`` terms) by ``vm_compute``, after building the files it
     requires; raise CoqError unless every one holds."""
-    exe = coqc()
-    if exe is None:
-        raise CoqError("coqc not found")
+    exe = _coqc_or_fail()
     files = project_files(coq_dir)
     lines = ["From mathcomp Require Import all_ssreflect all_algebra.",
              f"From {LOGICAL} Require Import {' '.join(requires)}.",
@@ -168,19 +167,14 @@ def evaluate(requires: list[str], goals: list[tuple[str, str]], coq_dir: Path = 
     for k, (expr, value) in enumerate(goals):
         lines += [f"Lemma fidelity_{k} : ({expr} == {value} :> rat).", "Proof. by vm_compute. Qed.", ""]
     with tempfile.TemporaryDirectory(prefix="grpo-coq-eval-") as scratch:
-        for f in files:
-            shutil.copy(coq_dir / f, Path(scratch) / f)
-        needed = _closure(requires, files)
-        for f in needed:
-            done = subprocess.run([exe, "-Q", ".", LOGICAL, f], cwd=scratch, capture_output=True, text=True,
-                                  timeout=timeout)
-            if done.returncode != 0:
-                raise CoqError(f"derivations/coq/{f} does not compile:\n{done.stdout}\n{done.stderr}".strip())
+        _scratch_copy(coq_dir, files, scratch)
+        for f in _closure(requires, files):
+            _compile(exe, scratch, f, timeout)
         (Path(scratch) / "Fidelity.v").write_text("\n".join(lines))
-        done = subprocess.run([exe, "-Q", ".", LOGICAL, "Fidelity.v"], cwd=scratch, capture_output=True, text=True,
-                              timeout=timeout)
-        if done.returncode != 0:
-            raise CoqError(f"Coq did not decide every goal:\n{done.stdout}\n{done.stderr}\n" + "\n".join(lines))
+        try:
+            _compile(exe, scratch, "Fidelity.v", timeout)
+        except CoqError as exc:
+            raise CoqError("Coq did not decide every goal:\n" + str(exc) + "\n" + "\n".join(lines)) from None
 
 
 def _closure(requires: list[str], files: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ import re
 import sympy as sp
 
 from grpo_verify.proof import Assumption, Result, ResultReport, Status
+from grpo_verify.proof.check import SYMBOLIC
 from grpo_verify.proof.result import Instance
 from grpo_verify.proof.catalog import Family
 from grpo_verify.proof.base import TRUSTED_BASE, rule_table, symbol_domains, trusted_files
@@ -73,14 +74,14 @@ def status_latex(report: ResultReport) -> str:
     text = STATUS_LATEX[report.status]
     if report.status is Status.PROVED_FOR_RANGE:
         text = text % f"${prose_math_scope(report.scope)}$"
-    elif report.status is Status.PROVED and report.scope != "symbolic":
+    elif report.status is Status.PROVED and report.scope != SYMBOLIC:
         text = rf"\textbf{{proved}} ({scope_latex(report.scope)})"
     return text
 
 
 def scope_latex(scope: str) -> str:
     """A report's scope in print: 'symbolic', a range in maths, or an instance whose text has its own maths."""
-    if scope == "symbolic":
+    if scope == SYMBOLIC:
         return scope
     if scope.startswith("instance ("):
         return prose(scope)

@@ -12,8 +12,9 @@
    - b* - E[r] = Cov(r, ||g||^2) / M_0, and E[r] minimises V iff Cov(r, ||g||^2) = 0;
    - the softmax bandit: ||e_a - pi||^2 = 1 - 2 pi_a + S, E||g||^2 = 1 - S > 0, the closed forms of b*
      and of b* - E[r], for every K;
-   - the example pi = (1/2, 1/4, 1/4), r = (1, 0, 0): b* = 3/10 (K free logits), 5/14 (reference logit
-     fixed), excess variance of the mean baseline 1/40 and 1/112, by vm_compute at rat.
+   - the example pi = (1/2, 1/4, 1/4), r = (1, 0, 0) is defined at rat, but its values (b* = 3/10, 5/14;
+     excess 1/40, 1/112) are NOT checked here: vm_compute does not reduce the locked big sums, and the
+     example statements are kept in a comment block at the end.
    Hypotheses differ from the Python only by being weaker: \sum_k p k = 1 and p k > 0 are never needed
    for the quadratic/minimisation results (only linearity of the finite sum is used). *)
 

@@ -287,8 +287,7 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
                   progress=cfg.progress, out_dir=out)
     # 7. report
     records.sort(key=lambda r: (r["prompt"], r["R"]))
-    title = f"{loaded.info.get('id')} on {cfg.task}" + (f" ({cfg.arith_digits}-digit)" if cfg.task == "arith" else "")
-    summary = report.write_all(records, cfg, out, title, train_records)
+    summary = report.write_all(records, cfg, out, report.run_title(loaded.info.get('id'), cfg), train_records)
     elapsed = time.perf_counter() - t_start
     store.atomic_write_json(out / "run.json", {"seconds_this_invocation": round(elapsed, 1),
                                                "items_this_invocation": finished, "items_total": len(records)})

@@ -338,6 +338,11 @@ def _train_updates_plot(plt, train: list[dict], out_dir, idle: list[int], shade:
     return written
 
 
+def run_title(model_id: str, cfg) -> str:
+    """The title of a run's table: the model and the task."""
+    return f"{model_id} on {cfg.task}" + (f" ({cfg.arith_digits}-digit)" if cfg.task == "arith" else "")
+
+
 def write_all(records: list[dict], cfg, out_dir, title: str, train_records: list[dict] | None = None) -> dict:
     summary = summarise(records, cfg, train_records)
     atomic_write_json(out_dir / "summary.json", summary)
@@ -364,9 +369,7 @@ def rewrite(run_dir) -> dict:
     records, _torn = read_jsonl(run_dir / "results.jsonl")
     train_records = read_jsonl(run_dir / "train.jsonl")[0] if (run_dir / "train.jsonl").exists() else None
     records.sort(key=lambda r: (r["prompt"], r["R"]))
-    model = saved.get("model", {}).get("id", "?")
-    title = f"{model} on {cfg.task}" + (f" ({cfg.arith_digits}-digit)" if cfg.task == "arith" else "")
-    return write_all(records, cfg, run_dir, title, train_records or None)
+    return write_all(records, cfg, run_dir, run_title(saved.get("model", {}).get("id", "?"), cfg), train_records)
 
 
 def main(argv: list[str] | None = None) -> int:

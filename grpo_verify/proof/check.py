@@ -21,6 +21,8 @@ from grpo_verify.proof.build import expand_computations as built
 from grpo_verify.proof.status import Status, weakest
 from grpo_verify.proof.terms import KernelError, canon, subst
 
+SYMBOLIC = "symbolic"  # the scope of a statement about every admissible value of its free symbols
+
 __all__ = ["check", "ObligationReport", "StepReport", "ResultReport"]
 
 
@@ -169,9 +171,6 @@ def _check(result, start, stop_at_failure) -> ResultReport:
                                   f"the steps establish {thm.relation!r}, not the stated {result.relation!r}"))
         return finished(Status.UNPROVED, reports, [], statement_scope(result), [])
     return finished(Status.PROVED, reports, [thm], statement_scope(result), [None])
-
-
-SYMBOLIC = "symbolic"
 
 
 def statement_scope(result) -> str:

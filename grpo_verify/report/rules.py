@@ -75,6 +75,7 @@ from enum import Enum
 from typing import Iterable, Sequence
 
 from grpo_verify.proof import Status
+from grpo_verify.proof.check import SYMBOLIC  # the scope of a result proved for every value of its free symbols
 
 
 class Verdict(str, Enum):
@@ -192,7 +193,6 @@ def evidence_gaps(derivations: Sequence[DerivationEvidence], tests: Sequence[Tes
 
 
 # -- rule 2: theorem claims, as worded -------------------------------------------------------------
-SYMBOLIC = "symbolic"  # the scope of a result proved for every admissible value of its free symbols
 _ONLY_EXAMPLES = ("only examples are cited: an instance shows that something can happen, not that it holds for "
                   "every value")
 
@@ -350,15 +350,15 @@ def rank_claim_verdict(paper_setting_rows: dict[int, dict] | None, tests: Sequen
         return Decision(Verdict.INCONCLUSIVE, gaps)
     readings = [(READINGS[0][1], paper_setting_rows), (READINGS[1][1], layer_rows)]
     measured = [(label, rows) for label, rows in readings if rows]
-    statuses = {label: series_status({R: approx_two(r["mean"], r["ci_low"], r["ci_high"], r["n"])
-                                      for R, r in rows.items()}) for label, rows in measured}
+    per_R = {label: {R: approx_two(r["mean"], r["ci_low"], r["ci_high"], r["n"]) for R, r in rows.items()}
+             for label, rows in measured}
+    statuses = {label: series_status(per_R[label]) for label, _rows in measured}
     named = "; ".join(f"{label}: {status}" for label, status in statuses.items())
     missing = [label for label, rows in readings if not rows]
     if missing:
         return Decision(Verdict.INCONCLUSIVE, [f"pre-registered reading not measured: {', '.join(missing)}"
                                                + (f" ({named})" if named else "")])
-    bad = {label: [f"{label}, R = {R}: {_fmt_row(rows[R])}" for R in sorted(rows)
-                   if approx_two(rows[R]["mean"], rows[R]["ci_low"], rows[R]["ci_high"], rows[R]["n"]) == NOT_APPROX]
+    bad = {label: [f"{label}, R = {R}: {_fmt_row(rows[R])}" for R in sorted(rows) if per_R[label][R] == NOT_APPROX]
            for label, rows in measured}
     if all(bad.values()):
         return Decision(Verdict.REFUTED, [named], counterexamples=[b for label in bad for b in bad[label]])
