@@ -10,6 +10,9 @@ Python code on the same rational inputs.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -23,8 +26,9 @@ from pathlib import Path
 COQ_DIR = Path(__file__).resolve().parents[1] / "derivations" / "coq"
 LOGICAL = "GRPO"  # the logical path of the files: From GRPO Require Import D4_zero_sum.
 # vernacular that adds an assumption or leaves a proof open; Coq's own kernel would accept a file using them
-FORBIDDEN = ("Admitted", "admit", "Axiom", "Axioms", "Parameter", "Parameters", "Conjecture", "Hypothesis",
-             "Hypotheses", "Variable", "Variables", "Abort")
+FORBIDDEN = ("Admitted", "admit", "Admit", "Axiom", "Axioms", "Parameter", "Parameters", "Conjecture", "Hypothesis",
+             "Hypotheses", "Variable", "Variables", "Abort",
+             "Declare")  # Declare ML Module would load a plugin, code outside the kernel's control
 CLOSED = "Closed under the global context"
 
 
@@ -85,7 +89,13 @@ def forbidden_uses(source: str) -> list[str]:
                 if word in ("Variable", "Variables", "Hypothesis", "Hypotheses") and depth:
                     continue
                 found.append(f"line {number}: {word}")
+        for flag in _UNSAFE.findall(line):
+            found.append(f"line {number}: {flag}")
     return found
+
+
+# switching off one of the kernel's checks (guard, positivity, universes) is an assumption too
+_UNSAFE = re.compile(r"\bbypass_check\b|\bUnset\s+(?:Guard|Positivity|Universe)\s+Checking\b")
 
 
 @dataclass(frozen=True)
@@ -94,9 +104,14 @@ class Build:
     outputs: dict[str, str]  # file -> coqc's stdout (the answers of its Print Assumptions lines)
     seconds: dict[str, float]
     assumptions: dict[str, str]  # "File.theorem" -> Print Assumptions' answer
+    recheck: str  # coqchk's report on the compiled files ("" if coqchk is not installed)
+    scratch: str  # the folder holding the compiled files (kept for the process, for evaluate)
 
 
 _ANSWER = re.compile(r"^(Closed under the global context|Axioms:\n(?:(?!Closed under|Axioms:).+(?:\n|$))*)", re.M)
+# what coqchk must report as empty: a compiled file that cheats the kernel this way is rejected
+RECHECK_NONE = ("relying on type-in-type: <none>", "relying on unsafe (co)fixpoints: <none>",
+                "whose positivity is assumed: <none>")
 
 
 def assumptions_of(source: str, output: str) -> dict[str, str]:
@@ -119,32 +134,67 @@ def _coqc_or_fail() -> str:
 
 def _compile(exe: str, scratch: str, f: str, timeout: float) -> str:
     """coqc on one file of the scratch copy; its stdout, or CoqError naming the file."""
-    done = subprocess.run([exe, "-Q", ".", LOGICAL, f], cwd=scratch, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "LC_ALL": "C"})
+    try:
+        done = subprocess.run([exe, "-w", "-notation-overridden,-ambiguous-paths", "-Q", ".", LOGICAL, f],
+                              cwd=scratch, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "LC_ALL": "C"})
+    except subprocess.TimeoutExpired:
+        raise CoqError(f"derivations/coq/{f}: coqc ran past {timeout:.0f} s") from None
     if done.returncode != 0:
         raise CoqError(f"derivations/coq/{f} does not compile:\n{done.stdout}\n{done.stderr}".strip())
     return done.stdout
 
 
-def _scratch_copy(coq_dir: Path, files: list[str], scratch: str) -> None:
-    for f in files:
-        shutil.copy(coq_dir / f, Path(scratch) / f)
+def recheck(scratch: str, files: list[str], timeout: float = 600) -> str:
+    """coqchk, Coq's stand-alone checker, on the compiled files (MathComp's own files taken as checked): its
+    report, or CoqError if it rejects a file or finds type-in-type, unsafe fixpoints or assumed positivity."""
+    exe = shutil.which("coqchk")
+    if exe is None:
+        return ""
+    modules = [arg for f in files for arg in ("-norec", f"{LOGICAL}.{f[:-2]}")]
+    try:
+        done = subprocess.run([exe, "-o", "-Q", ".", LOGICAL, *modules], cwd=scratch, capture_output=True,
+                              text=True, timeout=timeout, env={**os.environ, "LC_ALL": "C"})
+    except subprocess.TimeoutExpired:
+        raise CoqError(f"coqchk ran past {timeout:.0f} s") from None
+    report = done.stdout + done.stderr
+    if done.returncode != 0 or not all(line in report for line in RECHECK_NONE):
+        raise CoqError("coqchk rejects the compiled proofs:\n" + "\n".join(report.splitlines()[-20:]))
+    return report
+
+
+_BUILDS: dict[tuple[str, str], Build] = {}  # (folder, hash of its sources) -> its build, once per process
+
+
+def _sources_key(coq_dir: Path, files: list[str]) -> tuple[str, str]:
+    digest = hashlib.sha256()
+    for f in ["_CoqProject", *files]:
+        digest.update(f.encode() + b"\0" + (coq_dir / f).read_bytes())
+    return str(coq_dir.resolve()), digest.hexdigest()
 
 
 def build(coq_dir: Path = COQ_DIR, timeout: float = 600) -> Build:
-    """Compile every file of ``_CoqProject`` in order, in a scratch copy; raise CoqError naming the first failure."""
+    """Compile every file of ``_CoqProject`` in order, in a scratch copy, and recheck them with coqchk; raise
+    CoqError naming the first failure. Built once per process for the same sources."""
     exe = _coqc_or_fail()
     files = project_files(coq_dir)
+    key = _sources_key(coq_dir, files)
+    if key in _BUILDS:
+        return _BUILDS[key]
+    scratch = tempfile.mkdtemp(prefix="grpo-coq-")
+    atexit.register(shutil.rmtree, scratch, True)
+    for f in files:
+        shutil.copy(coq_dir / f, Path(scratch) / f)
     outputs, seconds = {}, {}
-    with tempfile.TemporaryDirectory(prefix="grpo-coq-") as scratch:
-        _scratch_copy(coq_dir, files, scratch)
-        for f in files:
-            start = time.perf_counter()
-            outputs[f] = _compile(exe, scratch, f, timeout)
-            seconds[f] = time.perf_counter() - start
+    for f in files:
+        start = time.perf_counter()
+        outputs[f] = _compile(exe, scratch, f, timeout)
+        seconds[f] = time.perf_counter() - start
     assumptions = {f"{f[:-2]}.{name}": answer for f in files
                    for name, answer in assumptions_of((coq_dir / f).read_text(), outputs[f]).items()}
-    return Build(files, outputs, seconds, assumptions)
+    built = Build(files, outputs, seconds, assumptions, recheck(scratch, files), scratch)
+    _BUILDS[key] = built
+    return built
 
 
 def rat(value: Fraction | int) -> str:
@@ -155,33 +205,34 @@ def rat(value: Fraction | int) -> str:
     return f"(- {term})" if value < 0 else term
 
 
-def evaluate(requires: list[str], goals: list[tuple[str, str]], coq_dir: Path = COQ_DIR,
-             timeout: float = 300) -> None:
-    """Ask Coq to decide each ``expr == value`` (both ``rat`` terms) by ``vm_compute``, after building the files it
-    requires; raise CoqError unless every one holds."""
-    exe = _coqc_or_fail()
-    files = project_files(coq_dir)
+def evaluate(requires: list[str], goals: list[tuple[str, str]], unfold: tuple[str, ...] = (),
+             coq_dir: Path = COQ_DIR, timeout: float = 120) -> None:
+    """Ask Coq to decide each ``expr == value`` (both ``rat`` terms) by ``vm_compute``, in the build of
+    ``coq_dir`` (made once per process); raise CoqError unless every one holds. ``unfold``: the definitions to
+    unfold first, so that their finite sums over ordinals can be written out term by term (MathComp locks its big
+    operators, which ``vm_compute`` alone would not reduce)."""
+    built = build(coq_dir, timeout)
+    # unfolded in any order, as often as they occur (a definition can appear only once another is unfolded)
+    tactic = ("repeat (first [" + " | ".join(f"progress unfold {name}" for name in unfold) + "]); ") if unfold else ""
     lines = ["From mathcomp Require Import all_ssreflect all_algebra.",
              f"From {LOGICAL} Require Import {' '.join(requires)}.",
              "Local Open Scope ring_scope.", ""]
     for k, (expr, value) in enumerate(goals):
-        lines += [f"Lemma fidelity_{k} : ({expr} == {value} :> rat).", "Proof. by vm_compute. Qed.", ""]
-    with tempfile.TemporaryDirectory(prefix="grpo-coq-eval-") as scratch:
-        _scratch_copy(coq_dir, files, scratch)
-        for f in _closure(requires, files):
-            _compile(exe, scratch, f, timeout)
-        (Path(scratch) / "Fidelity.v").write_text("\n".join(lines))
-        try:
-            _compile(exe, scratch, "Fidelity.v", timeout)
-        except CoqError as exc:
-            raise CoqError("Coq did not decide every goal:\n" + str(exc) + "\n" + "\n".join(lines)) from None
+        lines += [f"Lemma fidelity_{k} : ({expr} == {value} :> rat).",
+                  f"Proof. {tactic}repeat (rewrite /= ?mxE big_ord_recr); rewrite /= ?mxE ?big_ord0 /=. "
+                  f"timeout {GOAL_SECONDS} (vm_compute; reflexivity). Qed.", ""]
+    name = f"Fidelity{next(_FIDELITY)}.v"
+    (Path(built.scratch) / name).write_text("\n".join(lines))
+    try:
+        _compile(_coqc_or_fail(), built.scratch, name, timeout)
+    except CoqError as exc:
+        raise CoqError("Coq did not decide every goal:\n" + str(exc) + "\n" + "\n".join(lines)) from None
 
 
-def _closure(requires: list[str], files: list[str]) -> list[str]:
-    """The project files up to the last one required (build order is dependency order)."""
-    wanted = {f"{r}.v" for r in requires}
-    last = max(files.index(f) for f in wanted)
-    return files[:last + 1]
+_FIDELITY = itertools.count()
+# a sum left locked (a definition not unfolded) makes vm_compute normalise MathComp's structures instead of
+# failing: each goal gets this many seconds
+GOAL_SECONDS = 20
 
 
 _MIRRORS = re.compile(r"\(\*\s*mirrors\s+(d\d+_[a-z_0-9]+)\.([A-Za-z_0-9]+)")

@@ -52,10 +52,11 @@ def test_every_headline_theorem_rests_on_no_axiom(build):
     assert open_ == {}, open_
 
 
-def test_every_second_proof_names_a_result_of_the_catalogue():
-    from grpo_verify.proof.catalog import all_results
+def test_every_second_proof_names_a_result_or_remark_of_the_catalogue():
+    """A Coq theorem mirrors a kernel result, or a remark (a statement our kernel cannot check, proved in Coq)."""
+    from grpo_verify.proof.catalog import families
 
-    names = {r.name for r in all_results()}
+    names = {x.name for f in families() for x in (*f.results, *f.remarks)}
     assert set(coq.second_proofs()) <= names, sorted(set(coq.second_proofs()) - names)
 
 
@@ -66,6 +67,24 @@ def test_the_scan_finds_admits_and_axioms_but_not_comments_or_section_variables(
     assert coq.forbidden_uses("Axiom ax : False.\nParameter x : nat.") == ["line 1: Axiom", "line 2: Parameter"]
     assert coq.forbidden_uses("Variable v : nat.") == ["line 1: Variable"]  # top level: an axiom
     assert coq.forbidden_uses("(* Admitted (* nested *) Axiom *)\nSection S. Variable v : nat. End S.") == []
+    assert coq.forbidden_uses("Unset Guard Checking.\n#[bypass_check(positivity)] Inductive t := .") == [
+        "line 1: Unset Guard Checking", "line 2: bypass_check"]
+    assert coq.forbidden_uses("Admit Obligations.\nDeclare ML Module \"cheat\".") == ["line 1: Admit", "line 2: Declare"]
+
+
+def test_coqchk_rechecks_the_compiled_files(build):
+    if not build.recheck:
+        pytest.skip("coqchk not installed")
+    assert all(line in build.recheck for line in coq.RECHECK_NONE)
+    assert all(f"{coq.LOGICAL}.{f[:-2]}" in build.recheck for f in build.files)
+
+
+def test_coqchk_rejects_a_file_that_switches_off_a_kernel_check(tmp_path):
+    need_coq()
+    planted = ("Unset Guard Checking.\nFixpoint loop (n : nat) : False := loop n.\nLemma l : False. "
+               "Proof. exact (loop 0). Qed.\n")
+    with pytest.raises(coq.CoqError, match="coqchk rejects"):
+        coq.build(_project(tmp_path, planted))
 
 
 def _project(tmp_path: Path, source: str) -> Path:
@@ -128,3 +147,155 @@ def test_a_wrong_value_is_not_decided_true():
     with pytest.raises(coq.CoqError, match="did not decide"):
         coq.evaluate(["D6_sparsity"], [(f"zero_gradient_probability 3 {coq.rat(F(1, 3))}",
                                         coq.rat(value + F(1, 1000)))])
+
+
+# -- the shared definitions, D3, D5, D7, D8 at rational points --------------------------------------------
+# Python values are float64; the inputs are chosen so that every Python value is a small rational (floats exact
+# or within 1e-12 of a fraction with denominator <= 1000, which `exact` reconstructs and then checks)
+def exact(x: float) -> F:
+    value = F(x).limit_denominator(1000)
+    assert abs(float(value) - x) < 1e-12, x
+    return value
+
+
+def vec(values) -> str:
+    """A Coq function 'I_R -> rat taking the given values."""
+    return f"(fun i : 'I_{len(values)} => nth 0 [:: {'; '.join(coq.rat(F(v)) for v in values)}] i)"
+
+
+def mat(rows) -> str:
+    """A Coq matrix 'M[rat]_(m, n) with the given rows."""
+    cols = len(rows[0])
+    body = "[:: " + "; ".join("[:: " + "; ".join(coq.rat(F(v)) for v in row) + "]" for row in rows) + "]"
+    return f"(\\matrix_(i < {len(rows)}, j < {cols}) nth 0 (nth [::] {body} i) j)"
+
+
+def ord_(i: int, n: int) -> str:
+    return f"(@Ordinal {n} {i} isT)"
+
+
+def tensor(rows):
+    import torch
+
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+GROUPS = [[0, 1, 2], [0, 0, 2, 2], [0, 0, 1, 1, 3], [1, 1, 1]]  # group means 1, 1, 1, 1: float-exact
+COMMON = ("centred_rewards", "group_mean", "rloo_advantages", "leave_one_out_mean", "scaled_advantages",
+          "centred_sum_of_squares", "dr_grpo_advantages")
+
+
+def test_coq_group_definitions_are_the_estimators():
+    """GroupCommon: the group mean, the centred (Dr. GRPO) and RLOO advantages equal grpo_verify.estimators'; the
+    GRPO and population-std advantages are the centred rewards over Num.sqrt(S_2/(R-1)) + eps, resp.
+    Num.sqrt(S_2/R) + eps: Coq computes S_2/(R-1) and S_2/R, equal to the squares of torch's two stds, and
+    scaled_advantages at (std + eps) equals estimators.grpo_advantages / population_std_advantages (at rat
+    Num.sqrt does not exist: rat is not real closed)."""
+    need_coq()
+    from grpo_verify import estimators as est
+
+    goals = []
+    for rewards in GROUPS:
+        size, r = len(rewards), vec(rewards)
+        t = tensor([rewards])
+        goals.append((f"group_mean {r}", coq.rat(exact(float(t.mean())))))
+        dr, rloo = est.dr_grpo_advantages(t)[0], est.rloo_advantages(t)[0]
+        sample, population = float(t.std(correction=1)), float(t.std(correction=0))
+        goals.append((f"centred_sum_of_squares {r} / ({size}%:R - 1)", coq.rat(exact(sample ** 2))))
+        goals.append((f"centred_sum_of_squares {r} / {size}%:R", coq.rat(exact(population ** 2))))
+        for i in range(size):
+            goals.append((f"centred_rewards {r} {ord_(i, size)}", coq.rat(exact(float(dr[i])))))
+            goals.append((f"dr_grpo_advantages {r} {ord_(i, size)}", coq.rat(exact(float(dr[i])))))
+            goals.append((f"rloo_advantages {r} {ord_(i, size)}", coq.rat(exact(float(rloo[i])))))
+        for scale, std, eps in (("grpo", sample, 1.0), ("population", population, 1.0)):
+            if F(std) ** 2 != exact(std ** 2) or len(set(rewards)) == 1:
+                continue  # an irrational std (or a constant group, set to 0 by convention) is not tested at rat
+            adv = est.group_advantages(t, scale, eps)[0]
+            for i in range(size):
+                goals.append((f"scaled_advantages {coq.rat(exact(std + eps))} {r} {ord_(i, size)}",
+                              coq.rat(exact(float(adv[i])))))
+    assert len(goals) > 40
+    coq.evaluate(["GroupCommon"], goals, unfold=COMMON)
+
+
+def test_coq_token_advantages_are_the_estimators():
+    """D3's objects: token_advantages A (completion_mask len) = estimators.token_advantages(A, mask)."""
+    need_coq()
+    import torch
+
+    from grpo_verify import estimators as est
+
+    A, lengths, width = [F(3, 2), F(-1, 2), F(1, 4)], [2, 4, 0], 4
+    mask = torch.tensor([[1.0 if t < n else 0.0 for t in range(width)] for n in lengths], dtype=torch.float64)
+    py = est.token_advantages(tensor([float(a) for a in A]), mask)
+    lens = f"(fun i : 'I_3 => nth 0%N [:: {'; '.join(f'{n}%N' for n in lengths)}] i)"
+    goals = [(f"token_advantages (T := {width}) {vec(A)} (completion_mask {lens}) {ord_(i, 3)} {ord_(t, width)}",
+              coq.rat(exact(float(py[i, t])))) for i in range(3) for t in range(width)]
+    coq.evaluate(["GroupCommon"], goals, unfold=("token_advantages", "completion_mask"))
+
+
+def test_coq_centring_matrix_is_d7s_and_centres_the_scores():
+    """D7: Coq's centring matrix (C = I - 1 1^T / R) and C G equal d7.centring_matrix and its product at R = 3."""
+    need_coq()
+    from grpo_verify.derivations import d7_rank_structure as d7
+
+    C = d7.centring_matrix(3)
+    G = [[1, 0], [2, 1], [0, 3]]
+    CG = C * sp.Matrix(G)
+    goals = [(f"(centring_matrix 3 : 'M[rat]_3) {ord_(i, 3)} {ord_(j, 3)}", coq.rat(F(str(C[i, j]))))
+             for i in range(3) for j in range(3)]
+    goals += [(f"(centring_matrix 3 *m {mat(G)}) {ord_(i, 3)} {ord_(j, 2)}", coq.rat(F(str(CG[i, j]))))
+              for i in range(3) for j in range(2)]
+    coq.evaluate(["D7_rank_structure"], goals, unfold=("centring_matrix", "mulmx", "scalar_mx", "const_mx"))
+
+
+def test_coq_optimal_baselines_are_the_oracles():
+    """D8: b* = M_1/M_0, the per-coordinate b*_c, the covariance and the softmax closed form equal
+    grpo_verify.oracle and d8 on the softmax bandit pi = (1/2, 1/4, 1/4), r = (1, 0, 0) (b* = 3/10; with the
+    last logit fixed, 5/14)."""
+    need_coq()
+    import torch
+
+    from grpo_verify import oracle
+    from grpo_verify.derivations import d8_optimal_baseline as d8
+    from grpo_verify.synthetic import Outcomes
+
+    pi, r = [F(1, 2), F(1, 4), F(1, 4)], [1, 0, 0]
+    free = [[(1 if a == c else 0) - pi[c] for c in range(3)] for a in range(3)]
+    ref = [row[:2] for row in free]
+    goals = []
+    for name, scores in (("g_free", free), ("g_ref", ref)):
+        out = Outcomes(torch.arange(3).reshape(3, 1), tensor([float(x) for x in pi]),
+                       tensor([[float(x) for x in row] for row in scores]))
+        goals.append((f"optimal_baseline pi_ex r_ex {name}", coq.rat(exact(oracle.optimal_baseline(out, tensor(r))))))
+        per = oracle.coordinatewise_optimal_baseline(out, tensor(r))
+        goals += [(f"coordinate_optimal_baseline pi_ex r_ex {name} {ord_(c, len(scores[0]))}",
+                   coq.rat(exact(float(per[c])))) for c in range(len(scores[0]))]
+    closed = d8.softmax_optimal_baseline([sp.Rational(str(x)) for x in pi], r)
+    goals.append(("softmax_optimal_baseline pi_ex r_ex", coq.rat(F(str(closed)))))
+    goals.append(("expect pi_ex r_ex", coq.rat(F(1, 2))))
+    goals.append(("covariance pi_ex r_ex (squared_score_norms g_free)",
+                  coq.rat(F(str(sum(p * x * sum(v * v for v in g) for p, x, g in zip(pi, r, free))
+                                - sum(p * x for p, x in zip(pi, r)) * sum(p * sum(v * v for v in g)
+                                                                           for p, g in zip(pi, free)))))))
+    coq.evaluate(["D8_optimal_baseline"], goals,
+                 unfold=("optimal_baseline", "coordinate_optimal_baseline", "score_norm_moment", "sqnorm",
+                         "softmax_optimal_baseline", "sum_sq", "covariance", "expect", "squared_score_norms",
+                         "g_free", "g_ref", "softmax_score", "reference_logit_score", "pi_ex", "r_ex"))
+
+
+def test_coq_single_draw_expectation_is_the_oracles_policy_gradient():
+    """D5: expectation1 p (rho * g) = oracle.policy_gradient (one coordinate); the R-draw `expectation` sums over
+    {ffun 'I_R -> 'I_K}, which vm_compute cannot enumerate at any useful size, and is tied to expectation1 by
+    the theorems expectation_one_draw and expectation_two_draws of D5_baseline_bias.v."""
+    need_coq()
+    import torch
+
+    from grpo_verify import oracle
+    from grpo_verify.synthetic import Outcomes
+
+    p, rho, g = [F(1, 2), F(1, 4), F(1, 4)], [1, 0, 2], [1, -1, -1]
+    out = Outcomes(torch.arange(3).reshape(3, 1), tensor([float(x) for x in p]), tensor([[float(x)] for x in g]))
+    value = float(oracle.policy_gradient(out, tensor(rho))[0])
+    coq.evaluate(["GroupCommon"], [(f"expectation1 {vec(p)} (fun k => {vec(rho)} k * {vec(g)} k)",
+                                    coq.rat(exact(value)))], unfold=("expectation1",))

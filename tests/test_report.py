@@ -4,6 +4,8 @@ derivations catalogue (the CLI's checks are replaced by a one-result stand-in)."
 
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 import json
 import os
@@ -631,7 +633,47 @@ def test_the_evidence_line_counts_results_proved_for_a_range_apart():
                                            {"name": "b", "family": "D9", "status": "proved for a range"},
                                            {"name": "c", "family": "D5", "status": "unproved"}]},
              "tests": [{"outcome": "passed"}, {"outcome": "failed"}], "measured": ""}
-    assert ledger.evidence_summary(entry) == "proved: 1/3 cited results, 1 for a range (D9); tests: 1/2 passed; measured: -"
+    assert ledger.evidence_summary(entry) == ("proved: 1/3 cited results, 1 for a range (D9), checked twice (our "
+                                              "kernel and Coq): 0; tests: 1/2 passed; measured: -")
+
+
+# -- the checker of each result: our kernel, Coq, or both -------------------------------------------
+def test_a_coq_proof_counts_only_when_this_build_checked_it():
+    from grpo_verify.report.rules import Checker, checked_by
+
+    assert checked_by(Status.PROVED, "symbolic", (), True, "").checker is Checker.OURS
+    unchecked = checked_by(Status.PROVED, "symbolic", ("D4.t",), False, "tests/test_coq.py: skipped")
+    assert unchecked.checker is Checker.OURS and "not checked" in unchecked.note and "skipped" in unchecked.note
+    assert checked_by(Status.PROVED, "symbolic", ("D4.t",), True, "").checker is Checker.BOTH
+    # Coq's proof for every R is the one that counts where our kernel has a range, but only when checked
+    ranged = checked_by(Status.PROVED_FOR_RANGE, "R = 2..16", ("D5.c",), True, "")
+    assert (ranged.status, ranged.scope, ranged.checker) == (Status.PROVED, "symbolic", Checker.COQ)
+    assert checked_by(Status.PROVED_FOR_RANGE, "R = 2..16", ("D5.c",), False, "x").status is Status.PROVED_FOR_RANGE
+    # a refutation is never outweighed: the two checkers disagree, and the result stays refuted
+    clash = checked_by(Status.REFUTED, "symbolic", ("D4.t",), True, "")
+    assert (clash.status, clash.checker) == (Status.REFUTED, Checker.DISAGREE)
+
+
+def test_the_ledger_names_the_checker_of_each_cited_result(tmp_path):
+    infos = infos_for_all_claims()
+    first = sorted(infos)[0]
+    infos[first] = dataclasses.replace(infos[first], coq=("D9_fake.first",))
+    outcomes = passing_outcomes(infos)
+    assert ledger.COQ_TEST in outcomes  # a result with a Coq proof puts the Coq checks among the selected tests
+    data = ledger.build(infos, outcomes, [], None, tmp_path, test_source="synthetic")
+    entries = [d for c in data["claims"] for d in c["derivations"] + c["strongest"]["derivations"]]
+    assert {d["checker"] for d in entries if d["name"] == first} == {"our kernel and Coq"}
+    assert {d["checker"] for d in entries if d["name"] != first} == {"our kernel"}
+    citing = [c for c in data["claims"] if any(d["name"] == first for d in c["strongest"]["derivations"])]
+    assert citing and all("1 of" in c["strongest"]["checkers"] for c in citing)
+    assert "checked twice" in ledger.markdown(data) and "checker: our kernel and Coq" in ledger.markdown(data)
+    # the Coq checks failed in this build: the result is not called checked twice, and is not downgraded
+    outcomes[ledger.COQ_TEST] = ("failed", "D4_zero_sum.v does not compile")
+    failed = ledger.build(infos, outcomes, [], None, tmp_path, test_source="synthetic")
+    entries = [d for c in failed["claims"] for d in c["derivations"] + c["strongest"]["derivations"]]
+    assert {d["checker"] for d in entries} == {"our kernel"} and {d["status"] for d in entries} == {"proved"}
+    assert "does not compile" in failed["coq"]
+    assert [c["verdict"] for c in failed["claims"]] == [c["verdict"] for c in data["claims"]]
 
 
 def test_an_instance_result_never_supports_a_statement_about_every_value():

@@ -83,6 +83,9 @@ def existing(selectors: Sequence[str], root: Path) -> tuple[list[str], list[str]
     present, absent = [], []
     for sel in selectors:
         file, _, rest = sel.partition("::")
+        if not rest:  # a whole file
+            (present if (root / file).is_file() else absent).append(sel)
+            continue
         func = rest.split("[", 1)[0].split("::")[-1]
         if file not in functions:
             path = root / file

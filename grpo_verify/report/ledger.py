@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from grpo_verify import latex
+from grpo_verify import coq, latex
 from grpo_verify.proof import Status
 
 from . import junit, rules
@@ -48,9 +48,14 @@ class DerivationInfo:
     doc: str
     assumptions: tuple[str, ...] = ()
     statement: str = ""  # LaTeX of lhs relation rhs
+    coq: tuple[str, ...] = ()  # the Coq theorems that prove it a second time ("D4_zero_sum.advantages_sum_to_zero")
 
 
-def derivation_infos(families, reports) -> dict[str, DerivationInfo]:
+def derivation_infos(families, reports, second_proofs: dict[str, list[str]] | None = None
+                     ) -> dict[str, DerivationInfo]:
+    """``second_proofs``: {result name: Coq theorems}, by default read from derivations/coq/ (the sources only;
+    whether they compile is the business of tests/test_coq.py, whose outcome the ledger reads)."""
+    second_proofs = coq.second_proofs() if second_proofs is None else second_proofs
     out = {}
     for f in families:
         for r in f.results:
@@ -58,8 +63,24 @@ def derivation_infos(families, reports) -> dict[str, DerivationInfo]:
             statement = (f"{latex.expression(r.lhs)} {latex.RELATION_LATEX[r.relation]} "
                          f"{latex.expression(r.rhs)}")
             out[r.name] = DerivationInfo(r.name, f.label, f.key, rep.status, rep.scope, r.doc,
-                                         tuple(a.text for a in r.assumptions), statement)
+                                         tuple(a.text for a in r.assumptions), statement,
+                                         tuple(second_proofs.get(r.name, ())))
     return out
+
+
+COQ_TEST = "tests/test_coq.py"  # the Coq build, its axiom checks and its statement-fidelity tests
+
+
+def coq_check(outcomes: dict[str, tuple[str, str]] | None) -> tuple[bool, str]:
+    """(checked, what happened): the Coq proofs count as checked in this build only if every test of
+    tests/test_coq.py ran and passed."""
+    if outcomes is None:
+        return False, "tests not run (--skip-tests)"
+    [t] = junit.evidence([COQ_TEST], outcomes)
+    if t.outcome == "passed":
+        return True, f"{COQ_TEST}: {len(t.cases)} passed"
+    reason = next((m for _, o, m in t.cases if o != "passed" and m), "")
+    return False, f"{COQ_TEST}: {t.outcome}" + (f" ({reason.splitlines()[0][:160]})" if reason else "")
 
 
 def test_selectors(claim: Claim, infos: dict[str, DerivationInfo]) -> list[str]:
@@ -69,15 +90,19 @@ def test_selectors(claim: Claim, infos: dict[str, DerivationInfo]) -> list[str]:
 
 
 def cited_evidence(cited: Sequence[Cited], infos: dict[str, DerivationInfo], out_dir: Path,
-                   source_root: Path | None) -> tuple[list[DerivationEvidence], list[dict]]:
+                   source_root: Path | None, coq_checked: tuple[bool, str] = (False, "not run")
+                   ) -> tuple[list[DerivationEvidence], list[dict]]:
     """The rules' evidence and the ledger's entries for results cited at one level; a name missing from
-    the catalogue is evidence too: unproved."""
+    the catalogue is evidence too: unproved. Each entry names its checker (rules.checked_by)."""
     evidence, entries = [], []
     for c in cited:
         info = infos.get(c.name)
-        status = info.status if info else Status.UNPROVED
-        ev = DerivationEvidence(c.name, info.family if info else "?", c.role, status,
-                                info.scope if info else "not in the catalogue", c.condition, c.setting)
+        checked = rules.checked_by(info.status if info else Status.UNPROVED,
+                                   info.scope if info else "not in the catalogue",
+                                   info.coq if info else (), *coq_checked)
+        status = checked.status
+        ev = DerivationEvidence(c.name, info.family if info else "?", c.role, status, checked.scope, c.condition,
+                                c.setting)
         evidence.append(ev)
         src = (_rel(source_root / "derivations" / f"{info.family_key}.py", out_dir)
                if info and source_root else "")
@@ -86,7 +111,9 @@ def cited_evidence(cited: Sequence[Cited], infos: dict[str, DerivationInfo], out
                         "doc": info.doc if info else
                         "(no result of this name in the derivation catalogue)",
                         "assumptions": list(info.assumptions) if info else [],
-                        "statement": info.statement if info else "", "source": src})
+                        "statement": info.statement if info else "", "source": src,
+                        "checker": checked.checker.value, "checker_note": checked.note,
+                        "coq": list(info.coq) if info else []})
     return evidence, entries
 
 
@@ -122,8 +149,11 @@ def evidence_summary(entry: dict) -> str:
     proved = [d for d in cited.values() if d["status"] == Status.PROVED.value]
     ranged = [d for d in cited.values() if d["status"] == Status.PROVED_FOR_RANGE.value]
     families = ", ".join(sorted({d["family"] for d in proved + ranged}, key=lambda f: (len(f), f)))
+    twice = sum(d.get("checker") == rules.Checker.BOTH.value for d in cited.values())
+    coq_only = sum(d.get("checker") == rules.Checker.COQ.value for d in cited.values())
     parts = [f"proved: {len(proved)}/{len(cited)} cited results" + (f", {len(ranged)} for a range" if ranged else "")
-             + (f" ({families})" if families else "")]
+             + (f" ({families})" if families else "")
+             + f", checked twice (our kernel and Coq): {twice}" + (f", by Coq only: {coq_only}" if coq_only else "")]
     if entry["tests"] == "not run":
         parts.append("tests: not run")
     else:
@@ -134,8 +164,20 @@ def evidence_summary(entry: dict) -> str:
     return "; ".join(parts)
 
 
+def checker_summary(derivations: Sequence[dict]) -> str:
+    """How many of the results cited for a statement were checked twice (our kernel and Coq), or by Coq only."""
+    if not derivations:
+        return ""
+    twice = sum(d.get("checker") == rules.Checker.BOTH.value for d in derivations)
+    coq_only = sum(d.get("checker") == rules.Checker.COQ.value for d in derivations)
+    text = f"{twice} of {len(derivations)} results checked twice, by our kernel and Coq"
+    return text + (f", {coq_only} by Coq only" if coq_only else "")
+
+
 def all_selectors(infos: dict[str, DerivationInfo], claims: Sequence[Claim] = CLAIMS) -> list[str]:
-    return sorted({s for c in claims for s in test_selectors(c, infos)})
+    """Every claim's tests, and the Coq checks when some result has a Coq proof (they decide its checker)."""
+    coq_tests = [COQ_TEST] if any(i.coq for i in infos.values()) else []
+    return sorted({s for c in claims for s in test_selectors(c, infos)} | set(coq_tests))
 
 
 # -- numbers -------------------------------------------------------------------------------------
@@ -324,9 +366,11 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
     significant digits (:func:`rounded_numbers`), which the Markdown and LaTeX then format."""
     out_dir = Path(out_dir)
     ledger_claims = []
+    coq_checked = coq_check(outcomes)
     for claim in claims:
-        evidence, derivs = cited_evidence(claim.cited, infos, out_dir, source_root)
-        strongest_evidence, strongest_derivs = cited_evidence(claim.strongest_cited, infos, out_dir, source_root)
+        evidence, derivs = cited_evidence(claim.cited, infos, out_dir, source_root, coq_checked)
+        strongest_evidence, strongest_derivs = cited_evidence(claim.strongest_cited, infos, out_dir, source_root,
+                                                              coq_checked)
         selectors = test_selectors(claim, infos)
         tests = None if outcomes is None else junit.evidence(selectors, outcomes)
         entry = {"key": claim.key, "title": claim.title, "quote": claim.quote, "arxiv": ARXIV,
@@ -359,7 +403,8 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
         form = rules.strongest_form_standing(strongest_evidence, tests)
         if claim.nature is rules.Nature.ABOUT_THE_PAPER:
             form.reasons.insert(0, "our reconstruction, not the paper's (unpublished) derivation")
-        entry["strongest"].update(standing=form.standing.value, reasons=form.reasons)
+        entry["strongest"].update(standing=form.standing.value, reasons=form.reasons,
+                                  checkers=checker_summary(strongest_derivs))
         entry["measured"] = measured_text(entry, runs)
         entry.update(verdict=decision.verdict.value, reasons=decision.reasons,
                      counterexamples=decision.counterexamples)
@@ -367,7 +412,8 @@ def build(infos: dict[str, DerivationInfo], outcomes: dict[str, tuple[str, str]]
         ledger_claims.append(entry)
     return rounded_numbers({
         "paper": PAPER, "arxiv": ARXIV, "generator": f"python -m grpo_verify.report (grpo-verify {version})",
-        "tests": test_source, "runs": [run_entry(r, out_dir) for r in runs],
+        "tests": test_source, "coq": coq_checked[1] if coq_checked[0] else f"not checked: {coq_checked[1]}",
+        "runs": [run_entry(r, out_dir) for r in runs],
         "tolerance": {"target": rules.TARGET_RANK, "absolute": rules.APPROX_TOLERANCE,
                       "min_groups": rules.MIN_GROUPS, "primary": list(rules.PRIMARY),
                       "readings": [f"{label} ({', '.join(reading)})" for reading, label in rules.READINGS],
@@ -451,8 +497,9 @@ def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:
         first = c["counterexamples"] and c["verdict"] != Verdict.INCONCLUSIVE.value
         why = c["counterexamples"][0] if first else (c["reasons"][0] if c["reasons"] else "")
         strongest = c["strongest"]
-        rows.append((c["key"], c["title"], c["verdict"], why, f"{strongest['standing']}: {strongest['statement']}",
-                     c["evidence"]))
+        checkers = f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+        rows.append((c["key"], c["title"], c["verdict"], why,
+                     f"{strongest['standing']}{checkers}: {strongest['statement']}", c["evidence"]))
     return rows
 
 
@@ -474,7 +521,8 @@ def summary_markdown(ledger: dict) -> str:
 def markdown(ledger: dict) -> str:
     L = ["# Claims ledger: arXiv " + ledger["arxiv"], "",
          f"{ledger['paper']}, [arXiv:{ledger['arxiv']}](https://arxiv.org/abs/{ledger['arxiv']}).", "",
-         f"Generated by `{ledger['generator']}`. Property tests: {ledger['tests']}.", "",
+         f"Generated by `{ledger['generator']}`. Property tests: {ledger['tests']}. Coq second proofs "
+         f"(`derivations/coq/`): {ledger['coq']}.", "",
          "## Summary", "", summary_markdown(ledger), "", "## Verdict rules (grpo_verify/report/rules.py)", ""]
     L += [f"{n}. {r}" for n, r in enumerate(ledger["rules"], 1)]
     L += ["", "## Empirical runs", ""]
@@ -496,7 +544,8 @@ def markdown(ledger: dict) -> str:
                 L += [f"{label}:", ""] + [f"- {x}" for x in c[key]] + [""]
         L += ["Results cited for the claim as worded:", ""] + _md_derivations(c["derivations"])
         strongest = c["strongest"]
-        L += ["", f"**Strongest proved form: {strongest['standing']}.** {strongest['statement']}", ""]
+        checkers = f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+        L += ["", f"**Strongest proved form: {strongest['standing']}{checkers}.** {strongest['statement']}", ""]
         L += [f"- {x}" for x in strongest["reasons"]] + ["", "Results cited for it:", ""]
         L += _md_derivations(strongest["derivations"])
         L += ["", f"Evidence: {c['evidence']}.", "", "### Reading", "", c["statement"], ""]
@@ -525,7 +574,10 @@ def _md_derivations(derivations: Sequence[dict]) -> list[str]:
     for d in derivations:
         link = f"[{d['family']}]({d['source']})" if d["source"] else d["family"]
         extra = f" — {d['condition']}" if d["condition"] else ""
-        L.append(f"- {link} `{d['name']}` ({d['role']}{extra}): **{d['status']}** ({d['scope']}). {d['doc']}")
+        L.append(f"- {link} `{d['name']}` ({d['role']}{extra}): **{d['status']}** ({d['scope']}; checker: "
+                 f"{d.get('checker', rules.Checker.OURS.value)}). {d['doc']}")
+        if d.get("coq"):
+            L.append(f"  Coq: {d['checker_note']}.")
         if d["assumptions"]:
             L.append("  Assumptions: " + "; ".join(d["assumptions"]) + ".")
     return L or ["- (none)"]
@@ -675,7 +727,8 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
     B += [r"\title{Claims ledger: arXiv " + ledger["arxiv"] + "}",
           r"\author{" + tex(ledger["generator"]) + "}", r"\date{}", r"\begin{document}", r"\maketitle",
           r"\noindent " + tex(ledger["paper"]) + rf", arXiv:{ledger['arxiv']}. Property tests: "
-          + tex(ledger["tests"]) + ".", r"\section*{Summary}",
+          + tex(ledger["tests"]) + ". Coq second proofs (\\texttt{derivations/coq/}): " + tex(ledger["coq"]) + ".",
+          r"\section*{Summary}",
           # ragged columns: long result names must wrap at their underscores, not run into the margin
           r"\begin{longtable}{" + "".join(rf">{{\raggedright\arraybackslash}}p{{{w}\linewidth}}"
                                           for w in (0.04, 0.13, 0.25, 0.33, 0.17)) + "}",
@@ -711,7 +764,9 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
                 B += [rf"\paragraph{{{label}.}}", r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in c[key]] + [r"\end{itemize}"]
         B += [r"\paragraph{Results cited for the claim as worded.}"] + _tex_derivations(c["derivations"])
         strongest = c["strongest"]
-        B += [r"\subsection*{Strongest proved form: " + tex(strongest["standing"]) + "}", tex(strongest["statement"]),
+        checkers = f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+        B += [r"\subsection*{Strongest proved form: " + tex(strongest["standing"] + checkers) + "}",
+              tex(strongest["statement"]),
               r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in strongest["reasons"]] + [r"\end{itemize}"]
         B += [r"\paragraph{Results cited for it.}"] + _tex_derivations(strongest["derivations"])
         B += [r"\noindent\textbf{Evidence:} " + tex(c["evidence"]) + r".\par",
@@ -744,7 +799,9 @@ def _tex_derivations(derivations: Sequence[dict]) -> list[str]:
     for d in derivations:
         cond = f" --- {tex(d['condition'])}" if d["condition"] else ""
         B.append(rf"\item {d['family']} \texttt{{{tex(d['name'])}}} ({tex(d['role'])}{cond}): "
-                 rf"\textbf{{{tex(d['status'])}}} ({tex(d['scope'])}). {tex(d['doc'])}")
+                 rf"\textbf{{{tex(d['status'])}}} ({tex(d['scope'])}; checker: {tex(d.get('checker', rules.Checker.OURS.value))}). {tex(d['doc'])}")
+        if d.get("coq"):
+            B.append(r"\emph{Coq:} " + tex(d["checker_note"]) + ".")
         if d["assumptions"]:
             B.append(r"\emph{Assumptions:} " + "; ".join(tex(a) for a in d["assumptions"]) + ".")
         if d["statement"] and d["role"] != Role.CONTEXT.value:

@@ -412,3 +412,41 @@ def combine_attributions(values: Iterable[str]) -> str:
     if all(v == ZERO_SUM_EFFECT for v in values):
         return ZERO_SUM_EFFECT
     return MIXED
+
+
+# -- which checker proved a cited result ------------------------------------------------------------
+class Checker(str, Enum):
+    OURS = "our kernel"
+    BOTH = "our kernel and Coq"  # checked twice
+    COQ = "Coq"  # our kernel proves it only for a range, or not at all; Coq for every value
+    DISAGREE = "disagreement"  # our kernel refutes what a Coq theorem mirroring it proves: a bug in one of them
+
+
+@dataclass(frozen=True)
+class Checked:
+    status: Status  # what the verdict rules read
+    scope: str
+    checker: Checker
+    note: str  # one line: which Coq theorems, and whether this build checked them
+
+
+def checked_by(status: Status, scope: str, coq_theorems: Sequence[str], coq_checked: bool,
+               coq_state: str) -> Checked:
+    """Combine our kernel's status of a result with its Coq second proofs (``coq_theorems``, mirrored by name)
+    and whether this build checked them (``coq_checked``: every test of tests/test_coq.py passed;
+    ``coq_state`` says what happened otherwise). A Coq proof counts only when checked in this build; then it
+    makes a result proved (for every value) where our kernel proves it only for a range or cannot decide it.
+    It never outweighs a refutation: that is reported as a disagreement and stays refuted."""
+    names = ", ".join(coq_theorems)
+    if not coq_theorems:
+        return Checked(status, scope, Checker.OURS, "no Coq proof")
+    if not coq_checked:
+        return Checked(status, scope, Checker.OURS, f"its Coq proof ({names}) was not checked in this build: {coq_state}")
+    if status is Status.PROVED:
+        return Checked(status, scope, Checker.BOTH, f"checked twice: our kernel and Coq ({names})")
+    if status is Status.REFUTED:
+        return Checked(status, scope, Checker.DISAGREE,
+                       f"our kernel refutes it but Coq proves {names}: a bug in one of the two, or a Coq theorem "
+                       "about another statement")
+    return Checked(Status.PROVED, SYMBOLIC, Checker.COQ,
+                   f"proved by Coq ({names}); our kernel: {status.value} ({scope})")
