@@ -7,9 +7,11 @@ and everything else is escaped, so a stray ``_`` or ``%`` in a sentence cannot b
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 import sympy as sp
 
+from grpo_verify import coq
 from grpo_verify.proof import Assumption, Result, ResultReport, Status
 from grpo_verify.proof.check import SYMBOLIC
 from grpo_verify.proof.result import Instance
@@ -93,7 +95,8 @@ def prose_math_scope(scope: str) -> str:
     return re.sub(r"(\d+)\.\.(\d+)", r"\1, \\dots, \2", scope).replace(" in ", r" \in ")
 
 
-def result_section(result: Result, report: ResultReport) -> str:
+def result_section(result: Result, report: ResultReport, coq_theorems: Sequence[str] = ()) -> str:
+    """``coq_theorems``: the Coq theorems that prove this result a second time (marked after its check)."""
     where = f"{result.family}.{result.name}"
     rel = RELATION_LATEX[result.relation]
     lines = [rf"\subsection*{{\texttt{{{prose(result.name)}}}}}", prose(result.doc, where), ""]
@@ -124,7 +127,7 @@ def result_section(result: Result, report: ResultReport) -> str:
                                        "assumed"), report.steps):
             lines.append(rf"\item {label} --- {_decided(step_report)}.")
         lines.append(r"\end{itemize}")
-        return _close(lines, report)
+        return _close(lines, report, coq_theorems)
     if result.minimum_at is not None:  # two checks: the value at the point and the slope's sign
         v, c = sp.latex(result.minimum_at.symbol), expression(sp.sympify(result.minimum_at.point))
         why = f" {prose(result.why, where)}" if result.why else ""
@@ -135,12 +138,12 @@ def result_section(result: Result, report: ResultReport) -> str:
                                        "(an interval)"), report.steps):
             lines.append(rf"\item {label} --- {_decided(step_report)}.")
         lines.append(r"\end{itemize}")
-        return _close(lines, report)
+        return _close(lines, report, coq_theorems)
     if not result.steps:  # decided in one link: the statement need not be printed twice
         step, step_report = links[0], report.steps[0]
         why = f" {prose(step.why, where)}" if step.why else ""
         lines.append(rf"\emph{{{prose(step.rule, where)}}}.{why}{_cited(step)} --- {_decided(step_report)}.\par")
-        return _close(lines, report)
+        return _close(lines, report, coq_theorems)
     lines.append(r"\begin{align*}")
     rows = [rf"& {expression(result.lhs)}"]
     for n, step in enumerate(links, start=1):
@@ -153,7 +156,7 @@ def result_section(result: Result, report: ResultReport) -> str:
         lines.append(rf"\item[({n})] \emph{{{prose(step.rule, where)}}}.{why}{_cited(step)} "
                      rf"--- {_decided(step_report)}.")
     lines.append(r"\end{enumerate}")
-    return _close(lines, report)
+    return _close(lines, report, coq_theorems)
 
 
 def _formal(a) -> str:
@@ -208,8 +211,18 @@ def _obligations(report: ResultReport) -> str:
     return r"\par\noindent\textit{Definedness obligations:} " + "; ".join(items) + "."
 
 
-def _close(lines: list[str], report: ResultReport) -> str:
-    """The verdict, then the detail of every failing check (a link, the chain's end or its relation)."""
+def second_proof_mark(coq_theorems: Sequence[str]) -> str:
+    """The line that marks a result also proved in Coq ("" if none)."""
+    if not coq_theorems:
+        return ""
+    names = ", ".join(rf"\texttt{{{prose(t)}}}" for t in coq_theorems)
+    return (rf"\par\noindent\textbf{{[Coq]}} \textit{{Second proof:}} {names} (Coq/MathComp, \texttt{{derivations/coq/}}), "
+            r"checked by Coq's kernel when \texttt{tests/test\_coq.py} runs, not by this document.")
+
+
+def _close(lines: list[str], report: ResultReport, coq_theorems: Sequence[str] = ()) -> str:
+    """The verdict, then the detail of every failing check (a link, the chain's end or its relation), then the
+    mark of a Coq second proof."""
     lines.append(_obligations(report))
     if report.rules:
         lines.append(r"\par\noindent\textit{Rests on:} " + ", ".join(rf"\texttt{{{prose(r)}}}" for r in report.rules)
@@ -219,27 +232,36 @@ def _close(lines: list[str], report: ResultReport) -> str:
     for s in failing:
         lines.append(rf"\par\noindent Check {s.index} ({prose(s.rule)}): {prose(s.status.value)}, "
                      rf"{prose(plain(s.detail))}")
+    if coq_theorems:
+        lines.append(second_proof_mark(coq_theorems))
     return "\n".join(lines) + "\n"
 
 
-def family_section(family: Family, reports: dict[str, ResultReport]) -> str:
+def family_section(family: Family, reports: dict[str, ResultReport],
+                   second_proofs: dict[str, Sequence[str]] | None = None) -> str:
+    second_proofs = second_proofs or {}
     lines = [rf"\section{{{prose(family.title, family.key)}}}", prose(family.text, family.key), ""]
     for result in family.results:
-        lines.append(result_section(result, reports[result.name]))
+        lines.append(result_section(result, reports[result.name], second_proofs.get(result.name, ())))
     for remark in family.remarks:
-        lines.append(rf"\paragraph{{Remark ({prose(remark.name)}).}} {prose(remark.text, family.key)}" + "\n")
+        lines.append(rf"\paragraph{{Remark ({prose(remark.name)}).}} {prose(remark.text, family.key)}"
+                     + second_proof_mark(second_proofs.get(remark.name, ())) + "\n")
     return "\n".join(lines)
 
 
-def summary_table(families: list[Family], reports: dict[str, ResultReport]) -> str:
+def summary_table(families: list[Family], reports: dict[str, ResultReport],
+                  second_proofs: dict[str, Sequence[str]] | None = None) -> str:
+    second_proofs = second_proofs or {}
     rows = []
     for family in families:
         for result in family.results:
             rep = reports[result.name]
             scope = scope_latex(rep.scope)
-            rows.append(rf"{family.label} & \texttt{{{prose(result.name)}}} & {prose(rep.status.value)} & {scope} \\")
-    return "\n".join([r"\begin{longtable}{llll}", r"family & result & status & scope \\ \hline", r"\endhead",
-                      *rows, r"\end{longtable}"])
+            mark = "Coq" if second_proofs.get(result.name) else ""
+            rows.append(rf"{family.label} & \texttt{{{prose(result.name)}}} & {prose(rep.status.value)} & {scope} & "
+                        rf"{mark} \\")
+    return "\n".join([r"\begin{longtable}{lllll}", r"family & result & status & scope & second proof \\ \hline",
+                      r"\endhead", *rows, r"\end{longtable}"])
 
 
 def trusted_base_table() -> str:
@@ -253,8 +275,11 @@ def trusted_base_table() -> str:
                       r"\endhead", *rules, r"\end{longtable}"])
 
 
-def document(families: list[Family], reports: dict[str, ResultReport], version: str) -> str:
-    body = "\n".join(family_section(f, reports) for f in families)
+def document(families: list[Family], reports: dict[str, ResultReport], version: str,
+             second_proofs: dict[str, Sequence[str]] | None = None) -> str:
+    """``second_proofs``: {result or remark name: Coq theorems}, by default read from derivations/coq/."""
+    second_proofs = coq.second_proofs() if second_proofs is None else second_proofs
+    body = "\n".join(family_section(f, reports, second_proofs) for f in families)
     counts = {s: sum(1 for r in reports.values() if r.status is s) for s in Status}
     tally = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
     return "\n".join([
@@ -286,9 +311,15 @@ def document(families: list[Family], reports: dict[str, ResultReport], version: 
         r"result is first evaluated exactly at small sizes by an evaluator that shares no code with the rules "
         r"(\emph{Evaluator}).",
         r"\par\noindent \textit{Trusted base:} " + prose(TRUSTED_BASE) + ".",
+        r"\par\noindent \textit{Second proofs:} a result marked \textbf{[Coq]} is also a theorem of Coq 8.16 with "
+        r"MathComp (\texttt{derivations/coq/}, for every group size), whose trusted base is Coq's kernel (rechecked by "
+        r"\texttt{coqchk}) and MathComp's definitions, not the kernel above; \texttt{tests/test\_coq.py} compiles "
+        r"them, requires every \texttt{Print Assumptions} to be closed, and has Coq evaluate their definitions at "
+        r"rationals against the Python code. " + prose(f"{sum(1 for v in second_proofs.values() if v)}")
+        + r" results and remarks have one.",
         trusted_base_table(),
         r"\section*{Summary}",
-        summary_table(families, reports),
+        summary_table(families, reports, second_proofs),
         body,
         r"\end{document}",
         "",

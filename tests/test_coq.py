@@ -56,8 +56,11 @@ def test_every_second_proof_names_a_result_or_remark_of_the_catalogue():
     """A Coq theorem mirrors a kernel result, or a remark (a statement our kernel cannot check, proved in Coq)."""
     from grpo_verify.proof.catalog import families
 
-    names = {x.name for f in families() for x in (*f.results, *f.remarks)}
-    assert set(coq.second_proofs()) <= names, sorted(set(coq.second_proofs()) - names)
+    family_of = {x.name: f.key for f in families() for x in (*f.results, *f.remarks)}
+    wrong = [(family, name, theorem) for family, name, theorem in coq.mirrors() if family_of.get(name) != family]
+    assert coq.mirrors() and wrong == [], wrong
+    # a theorem named as the result it mirrors (mathlib's discipline: the name states the conclusion)
+    assert all(theorem.split(".", 1)[1] == name for _f, name, theorem in coq.mirrors())
 
 
 # -- the checks reject what they must -------------------------------------------------------------
@@ -299,3 +302,11 @@ def test_coq_single_draw_expectation_is_the_oracles_policy_gradient():
     value = float(oracle.policy_gradient(out, tensor(rho))[0])
     coq.evaluate(["GroupCommon"], [(f"expectation1 {vec(p)} (fun k => {vec(rho)} k * {vec(g)} k)",
                                     coq.rat(exact(value)))], unfold=("expectation1",))
+
+
+def test_the_readme_table_is_the_mirrors():
+    from grpo_verify.report.claims import claims_citing
+
+    table = coq.readme_table(claims_citing())
+    assert table in (coq.COQ_DIR / "README.md").read_text(), (
+        "derivations/coq/README.md's table is stale: python -m grpo_verify.coq --write-readme")

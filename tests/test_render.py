@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from grpo_verify import latex, render
+from grpo_verify import coq, latex, render
 from grpo_verify.proof import Assumption, Result, Step
 from grpo_verify.proof.catalog import families
 
@@ -33,6 +33,24 @@ def test_every_derivation_typesets():
     for f in fams:
         for r in f.results:
             assert latex.prose(r.name) in text
+    # every Coq second proof (of a result or a remark) is marked, once
+    assert coq.second_proofs() and text.count(r"\textit{Second proof:}") == len(coq.second_proofs())
+
+
+def test_a_result_with_a_coq_proof_is_marked_and_one_without_is_not():
+    p = sp.Symbol("p", positive=True)
+    result = Result(name="planted", doc="A planted identity.", lhs=(p + 1) ** 2, rhs=p**2 + 2 * p + 1,
+                    rule="expand")
+    report = result.check()
+    marked = latex.result_section(result, report, ("D4_zero_sum.planted",))
+    assert r"\textbf{[Coq]}" in marked and latex.prose("D4_zero_sum.planted") in marked
+    assert "[Coq]" not in latex.result_section(result, report)
+    fams = [f for f in families() if f.key == "d4_zero_sum"]
+    reports = {r.name: r.check() for r in fams[0].results}
+    table = latex.summary_table(fams, reports, {"advantages_sum_to_zero": ["D4_zero_sum.advantages_sum_to_zero"]})
+    marked_rows = [line for line in table.splitlines() if line.rstrip(" \\").endswith("& Coq")]
+    assert len(marked_rows) == 1 and latex.prose("advantages_sum_to_zero") + "}" in marked_rows[0]
+    assert "centred" not in marked_rows[0]
 
 
 def test_a_refuted_step_is_shown_as_refuted():

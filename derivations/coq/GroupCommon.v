@@ -8,8 +8,11 @@
 
    Conventions versus estimators.py: the Python code sets the advantages of a
    constant group to 0 and x / 0 to 0.  Over a field with MathComp's x / 0 = 0
-   both hold automatically: a constant group has centred rewards exactly 0,
-   so every advantage below is 0 for it, whatever the scale. *)
+   both hold for the centred and scaled advantages: a constant group has
+   centred rewards exactly 0, whatever the scale.  RLOO is the exception: at
+   R = 1 it divides by R - 1 = 0 and gives r_i - 0 = r_i, where the Python
+   gives 0 (a one-rollout group is constant); every theorem about RLOO assumes
+   R >= 2. *)
 
 From mathcomp Require Import all_ssreflect all_algebra.
 From mathcomp Require Import ring zify.

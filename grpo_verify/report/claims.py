@@ -586,3 +586,14 @@ CLAIMS: tuple[Claim, ...] = (
          Cited("three_reward_scaled_gradient_is_not_parallel_R2", W, NOT_PARALLEL)),
     ),
 )
+
+
+def claims_citing() -> dict[str, list[str]]:
+    """{result name: the keys of the claims citing it, at either level, in ledger order}."""
+    found: dict[str, list[str]] = {}
+    for claim in CLAIMS:
+        for cited in claim.cited + claim.strongest_cited:
+            keys = found.setdefault(cited.name, [])
+            if claim.key not in keys:
+                keys.append(claim.key)
+    return found
