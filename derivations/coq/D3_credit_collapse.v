@@ -15,7 +15,9 @@
      Python examples (outcome-only reward with a constant critic; per-step rewards);
    - the completion masks of lengths 1..T (rows of the lower-triangular all-ones P_T) have rank T
      for every T; the token-advantage matrix (A_i m_{i,t}) has rank 1 when all lengths are equal
-     and some A_i != 0 (any A), and rank 0 when all rewards are equal (any eps, lengths, width).
+     and some A_i != 0 (any A), in particular for the GRPO advantages of a group with some
+     r_{i0} - rbar != 0 and eps >= 0 (then R >= 2 and s > 0), and rank 0 when all rewards are
+     equal (any eps, lengths, width).
    Positions in the sums are natural numbers; the Python file writes them 1-based (t..T_i), the
    sums have the same shape.  Mirrors derivations/d3_credit_collapse.py; uses GroupCommon. *)
 
@@ -217,11 +219,11 @@ by rewrite subrr !mul0r.
 Qed.
 Print Assumptions token_advantage_matrix_rank_is_zero_for_equal_rewards.
 
-(* mirrors d3_credit_collapse.token_advantage_matrix_rank_is_one_for_equal_lengths, for every
-   advantage vector A with some A_{i0} != 0, every common length L > 0 and every width T > 0
-   (the Python instance: rewards (1, 0, 1, 0), lengths (4, 4, 4, 4)) *)
-Theorem token_advantage_matrix_rank_is_one_for_equal_lengths (F : fieldType) (R T L : nat)
-  (A : 'I_R -> F) (len : 'I_R -> nat) (i0 : 'I_R) :
+(* the general version behind d3_credit_collapse.token_advantage_matrix_rank_is_one_for_equal_lengths:
+   for every advantage vector A with some A_{i0} != 0, every common length L > 0 and every width
+   T > 0 *)
+Theorem token_advantage_matrix_rank_is_one_for_equal_lengths_for_any_advantages (F : fieldType)
+  (R T L : nat) (A : 'I_R -> F) (len : 'I_R -> nat) (i0 : 'I_R) :
   (forall i, len i = L) -> (0 < L)%N -> (0 < T)%N -> A i0 != 0 ->
   \rank (token_advantage_matrix T A len) = 1%N.
 Proof.
@@ -233,5 +235,45 @@ apply/eqP; rewrite eqn_leq; apply/andP; split.
   by rewrite (leq_trans (mxrankM_maxl _ _)) // rank_leq_col.
 rewrite lt0n mxrank_eq0; apply/negP => /eqP /matrixP /(_ i0 (Ordinal hT)).
 by rewrite !mxE big_ord1 !mxE /= hL mulr1 => /eqP; rewrite (negbTE hA).
+Qed.
+Print Assumptions token_advantage_matrix_rank_is_one_for_equal_lengths_for_any_advantages.
+
+(* a group with some centred reward r_{i0} - rbar != 0 has R >= 2 (for R = 1 the centred reward
+   is 0) and sample std s > 0 *)
+Lemma centred_reward_neq0_group_size (F : numFieldType) (R : nat) (r : 'I_R -> F) (i0 : 'I_R) :
+  centred_rewards r i0 != 0 -> (1 < R)%N.
+Proof.
+case: R r i0 => [|[|R]] r i0; first by case: i0.
+  by rewrite /centred_rewards /group_mean big_ord1 divr1 (ord1 i0) subrr eqxx.
+by [].
+Qed.
+
+Lemma centred_reward_neq0_sample_std_gt0 (F : rcfType) (R : nat) (r : 'I_R -> F) (i0 : 'I_R) :
+  centred_rewards r i0 != 0 -> 0 < sample_std r.
+Proof.
+move=> hi; have hR := centred_reward_neq0_group_size hi.
+have hS : 0 < centred_sum_of_squares r.
+  rewrite /centred_sum_of_squares (bigD1 i0) //=.
+  rewrite -[X in X < _](addr0 0) ltr_le_add //; first by rewrite lt_def sqrf_eq0 hi sqr_ge0.
+  by apply: sumr_ge0 => j _; exact: sqr_ge0.
+rewrite /sample_std sqrtr_gt0 divr_gt0 //.
+by rewrite -(natrB F (ltnW hR)) ltr0n subn_gt0.
+Qed.
+
+(* mirrors d3_credit_collapse.token_advantage_matrix_rank_is_one_for_equal_lengths, for the GRPO
+   advantages (r_i - rbar)/(s + eps) of every group with some r_{i0} - rbar != 0 (so R >= 2 and
+   s > 0), every eps >= 0, every common length L > 0 and every width T > 0 (the Python instance:
+   rewards (1, 0, 1, 0), eps = 0, lengths (4, 4, 4, 4)) *)
+Theorem token_advantage_matrix_rank_is_one_for_equal_lengths (F : rcfType) (R T L : nat)
+  (eps : F) (r : 'I_R -> F) (len : 'I_R -> nat) (i0 : 'I_R) :
+  0 <= eps -> centred_rewards r i0 != 0 ->
+  (forall i, len i = L) -> (0 < L)%N -> (0 < T)%N ->
+  \rank (token_advantage_matrix T (grpo_advantages eps r) len) = 1%N.
+Proof.
+move=> heps hi hlen hL hT.
+apply: (token_advantage_matrix_rank_is_one_for_equal_lengths_for_any_advantages hlen hL hT (i0 := i0)).
+have hc : sample_std r + eps != 0.
+  by rewrite lt0r_neq0 // -(addr0 0) ltr_le_add // (centred_reward_neq0_sample_std_gt0 hi).
+by rewrite /grpo_advantages /scaled_advantages mulf_neq0 ?invr_neq0.
 Qed.
 Print Assumptions token_advantage_matrix_rank_is_one_for_equal_lengths.

@@ -5,15 +5,19 @@
    lemmas take R%:R != 0 as a hypothesis):
    - when the advantages sum to zero, \sum_i A_i g_i = \sum_i A_i (g_i - gbar), gbar the mean row, and a
      score component c0 shared by the whole group cancels: \sum_i A_i (c0 + h_i) = \sum_i A_i h_i;
+     in particular both hold for A_i = (r_i - rbar)/c, every group r and every scale c (the zero sum
+     is D4_zero_sum.advantages_sum_to_zero), over a numFieldType;
    - C is idempotent, has trace R - 1, is symmetric, its left kernel is span 1, and its rank is R - 1;
    - rank (C G) = rank G - dim (col G cap span 1) (with G^T's row space standing for col G), and hence
      rank (C G) <= R - 1;
    - for binary rewards with 0 < k < R (successes listed first) and advantage values a_+, a_- with
      k a_+ + (R - k) a_- = 0, \sum_i A_i g_i = k a_+ (gbar_C - gbar_W), gbar_C, gbar_W the class means;
+     in particular for A_i = (r_i - rbar)/c, every scale c: a_+ = (1 - k/R)/c, a_- = -(k/R)/c;
    - the group gradient G^T A (A any column) has rank at most 1. *)
 
 Set Warnings "-notation-overridden,-ambiguous-paths".
 From mathcomp Require Import all_ssreflect all_algebra.
+From GRPO Require Import GroupCommon D4_zero_sum.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -31,9 +35,9 @@ Definition centring_matrix (R : nat) : 'M[F]_R := 1%:M - (R%:R)^-1 *: const_mx 1
 (* the mean score row gbar = (1/R) \sum_j g_j *)
 Definition mean_row (R P : nat) (g : 'I_R -> 'rV[F]_P) : 'rV[F]_P := (R%:R)^-1 *: \sum_(j < R) g j.
 
-(* mirrors d7_rank_structure.group_gradient_depends_only_on_centred_scores
-   (any advantages summing to zero, not only (r_i - rbar)/c) *)
-Theorem group_gradient_depends_only_on_centred_scores R P (A : 'I_R -> F) (g : 'I_R -> 'rV[F]_P) :
+(* the general version behind d7_rank_structure.group_gradient_depends_only_on_centred_scores:
+   any advantages summing to zero, not only (r_i - rbar)/c *)
+Theorem group_gradient_depends_only_on_centred_scores_for_any_advantages R P (A : 'I_R -> F) (g : 'I_R -> 'rV[F]_P) :
   \sum_(i < R) A i = 0 ->
   \sum_(i < R) A i *: g i = \sum_(i < R) A i *: (g i - mean_row g).
 Proof.
@@ -103,9 +107,9 @@ Theorem group_gradient_has_rank_at_most_one R P (G : 'M[F]_(R, P)) (A : 'cV[F]_R
   (\rank (G^T *m A) <= 1)%N.
 Proof. exact: rank_leq_col. Qed.
 
-(* mirrors d7_rank_structure.common_score_component_cancels_from_group_gradient
-   (any advantages summing to zero, not only (r_i - rbar)/c) *)
-Theorem common_score_component_cancels_from_group_gradient R P (A : 'I_R -> F) (c0 : 'rV[F]_P)
+(* the general version behind d7_rank_structure.common_score_component_cancels_from_group_gradient:
+   any advantages summing to zero, not only (r_i - rbar)/c *)
+Theorem common_score_component_cancels_from_group_gradient_for_any_advantages R P (A : 'I_R -> F) (c0 : 'rV[F]_P)
     (h : 'I_R -> 'rV[F]_P) :
   \sum_(i < R) A i = 0 ->
   \sum_(i < R) A i *: (c0 + h i) = \sum_(i < R) A i *: h i.
@@ -137,7 +141,7 @@ End Centred.
 
 Arguments centring_matrix {F} R.
 
-Print Assumptions group_gradient_depends_only_on_centred_scores.
+Print Assumptions group_gradient_depends_only_on_centred_scores_for_any_advantages.
 
 Section Rank.
 Variable F : numFieldType.
@@ -191,9 +195,9 @@ case: R G => [|R] G; first by rewrite leqn0 -leqn0 rank_leq_row.
 by rewrite -(centring_matrix_has_rank_R_minus_1 (ltn0Sn R)) mxrankM_maxl.
 Qed.
 
-(* mirrors d7_rank_structure.binary_group_gradient_is_class_mean_difference
-   (any a_+, a_- with k a_+ + (R - k) a_- = 0, in particular every common scale) *)
-Theorem binary_group_gradient_is_class_mean_difference R P k (a_plus a_minus : F)
+(* the general version behind d7_rank_structure.binary_group_gradient_is_class_mean_difference:
+   any a_+, a_- with k a_+ + (R - k) a_- = 0 *)
+Theorem binary_group_gradient_is_class_mean_difference_for_any_advantages R P k (a_plus a_minus : F)
     (g : 'I_R -> 'rV[F]_P) :
   (0 < k)%N -> (k < R)%N ->
   k%:R * a_plus + (R - k)%:R * a_minus = 0 ->
@@ -226,6 +230,61 @@ Print Assumptions centring_matrix_has_trace_R_minus_1.
 Print Assumptions centring_matrix_has_rank_R_minus_1.
 Print Assumptions centred_rank_is_rank_minus_intersection_with_ones.
 Print Assumptions centred_score_rank_is_at_most_R_minus_1.
-Print Assumptions binary_group_gradient_is_class_mean_difference.
-Print Assumptions common_score_component_cancels_from_group_gradient.
+Print Assumptions binary_group_gradient_is_class_mean_difference_for_any_advantages.
+Print Assumptions common_score_component_cancels_from_group_gradient_for_any_advantages.
 Print Assumptions group_gradient_has_rank_at_most_one.
+
+(* ---------------------------------------------------------------------- *)
+(* The same three results for GRPO's advantages A_i = (r_i - rbar)/c       *)
+(* ---------------------------------------------------------------------- *)
+
+(* mirrors d7_rank_structure.group_gradient_depends_only_on_centred_scores
+   (A_i = (r_i - rbar)/c for every group r and every common scale c, also c = 0; the zero sum is
+   d4_zero_sum.advantages_sum_to_zero) *)
+Theorem group_gradient_depends_only_on_centred_scores (F : numFieldType) R P (c : F)
+    (r : 'I_R -> F) (g : 'I_R -> 'rV[F]_P) :
+  \sum_(i < R) scaled_advantages c r i *: g i
+    = \sum_(i < R) scaled_advantages c r i *: (g i - mean_row g).
+Proof.
+exact: (group_gradient_depends_only_on_centred_scores_for_any_advantages g (advantages_sum_to_zero c r)).
+Qed.
+Print Assumptions group_gradient_depends_only_on_centred_scores.
+
+(* mirrors d7_rank_structure.common_score_component_cancels_from_group_gradient
+   (A_i = (r_i - rbar)/c for every group r and every common scale c, also c = 0) *)
+Theorem common_score_component_cancels_from_group_gradient (F : numFieldType) R P (c : F)
+    (r : 'I_R -> F) (c0 : 'rV[F]_P) (h : 'I_R -> 'rV[F]_P) :
+  \sum_(i < R) scaled_advantages c r i *: (c0 + h i) = \sum_(i < R) scaled_advantages c r i *: h i.
+Proof.
+exact: (common_score_component_cancels_from_group_gradient_for_any_advantages c0 h
+          (advantages_sum_to_zero c r)).
+Qed.
+Print Assumptions common_score_component_cancels_from_group_gradient.
+
+(* mirrors d7_rank_structure.binary_group_gradient_is_class_mean_difference
+   (binary rewards with the k successes first, 0 < k < R, A_i = (r_i - rbar)/c for every common
+   scale c, also c = 0: a_+ = (1 - k/R)/c, a_- = -(k/R)/c, and the balance
+   k a_+ + (R - k) a_- = 0 is d4_zero_sum.binary_advantages_balance) *)
+Theorem binary_group_gradient_is_class_mean_difference (F : numFieldType) R P k (c : F)
+    (g : 'I_R -> 'rV[F]_P) :
+  (0 < k)%N -> (k < R)%N ->
+  let A := scaled_advantages c (binary_rewards k : 'I_R -> F) in
+  let gC := (k%:R)^-1 *: \sum_(i < R | (i < k)%N) g i in
+  let gW := ((R - k)%:R)^-1 *: \sum_(i < R | (k <= i)%N) g i in
+  \sum_(i < R) A i *: g i = (k%:R * ((1 - k%:R / R%:R) / c)) *: (gC - gW).
+Proof.
+move=> Hk HkR A gC gW.
+have HkR' : (k <= R)%N by exact: ltnW.
+have HA : forall i : 'I_R,
+    A i = if (i < k)%N then (1 - k%:R / R%:R) / c else - (k%:R / R%:R) / c.
+  move=> i; rewrite /A /scaled_advantages; case: (ltnP i k) => hi.
+    by rewrite binary_centred_reward_success.
+  by rewrite binary_centred_reward_failure.
+have Hbal : k%:R * ((1 - k%:R / R%:R) / c) + (R - k)%:R * (- (k%:R / R%:R) / c) = 0 :> F.
+  rewrite natrB // !mulrA; apply: binary_advantages_balance_closed_form.
+  exact: (leq_ltn_trans (leq0n k) HkR).
+rewrite (eq_bigr (fun i : 'I_R => (if (i < k)%N then (1 - k%:R / R%:R) / c
+                                   else - (k%:R / R%:R) / c) *: g i)) => [|i _]; last by rewrite HA.
+exact: (binary_group_gradient_is_class_mean_difference_for_any_advantages g Hk HkR Hbal).
+Qed.
+Print Assumptions binary_group_gradient_is_class_mean_difference.
