@@ -310,3 +310,62 @@ def test_the_readme_table_is_the_mirrors():
     table = coq.readme_table(claims_citing())
     assert table in (coq.COQ_DIR / "README.md").read_text(), (
         "derivations/coq/README.md's table is stale: python -m grpo_verify.coq --write-readme")
+
+
+def test_the_command_says_in_one_line_when_coqc_is_missing(monkeypatch, capsys):
+    monkeypatch.setattr(coq, "coqc", lambda: None)
+    assert coq.main([]) == 1
+    err = capsys.readouterr().err
+    assert "error: coqc not found" in err and "Traceback" not in err
+
+
+def test_the_command_reports_the_build(capsys):
+    need_coq()
+    assert coq.main([]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{f}: compiled" in out for f in coq.project_files()) and "0 resting on an axiom" in out
+
+
+WITH_BASELINE = {"outcome_estimator_mean_is_the_gradient_for_every_baseline", "outcome_variance_for_a_constant_baseline"}
+
+
+def test_coq_chain_closed_forms_are_d10s():
+    """D10: each mirrored theorem's right-hand side (a `_closed_form` definition of D10_credit_assignment.v, the
+    step 0-based) equals the Python result's right-hand side (the step h 1-based) at H = 1, 2, every step, q = 1/3,
+    b = 1/2. The left-hand sides are expectations over {ffun 'I_H -> bool}, which vm_compute cannot enumerate;
+    the theorems tie them to these closed forms."""
+    need_coq()
+    from grpo_verify.derivations import d10_credit_assignment as d10
+
+    mirrored = {name for family, name, _t in coq.mirrors() if family == "d10_credit_assignment"}
+    results = {name: getattr(d10, name) for name in mirrored}
+    q, b = F(1, 3), F(1, 2)
+    goals, covered = [], set()
+    for name in sorted(mirrored):
+        rhs = results[name].rhs
+        symbols = {str(s): s for s in rhs.free_symbols}
+        for H in (1, 2):
+            steps = [1] if name == "chain_success_probability_is_q_pow_H" else range(1, H + 1)
+            for h in steps:
+                values = {"q": sp.Rational(1, 3), "H": H, "h": h, "b": sp.Rational(1, 2)}
+                at = rhs.subs({s: values[n] for n, s in symbols.items() if n in values}).doit()
+                args = f"{H} {coq.rat(q)}"
+                if name == "chain_success_probability_is_q_pow_H":
+                    pass
+                elif name == "process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1":
+                    args += f" {h}"  # this one keeps the Python's 1-based h
+                else:
+                    args += f" {h - 1}"
+                if name in WITH_BASELINE:
+                    args += f" {coq.rat(b)}"
+                if isinstance(at, sp.MatrixBase):  # (success, failure) at step h
+                    pairs = [(f"{name}_closed_form {args} true", at[0]), (f"{name}_closed_form {args} false", at[1])]
+                else:
+                    pairs = [(f"{name}_closed_form {args}", at)]
+                for expr, value in pairs:
+                    value = sp.nsimplify(value)
+                    assert value.is_Rational, (name, value)
+                    goals.append((expr, coq.rat(F(int(value.p), int(value.q)))))
+                covered.add(name)
+    assert covered == mirrored
+    coq.evaluate(["D10_credit_assignment"], goals, unfold=tuple(f"{n}_closed_form" for n in sorted(mirrored)))

@@ -35,6 +35,79 @@ Import GRing.Theory Num.Theory.
 Local Open Scope ring_scope.
 
 (* ------------------------------------------------------------------------------------------------ *)
+(* Closed forms: the right-hand side of each mirrored theorem, with F, H, the 0-based step i (a nat) *)
+(* and the baseline b as explicit arguments, so that they can be evaluated at rat.                  *)
+
+(* the right-hand side of chain_success_probability_is_q_pow_H *)
+Definition chain_success_probability_is_q_pow_H_closed_form {F : numFieldType} (H : nat) (q : F) : F :=
+  q ^+ H.
+
+(* the right-hand side of expected_reward_times_step_score_is_p_times_one_minus_q *)
+Definition expected_reward_times_step_score_is_p_times_one_minus_q_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ H * (1 - q).
+
+(* the right-hand side of outcome_estimator_mean_is_the_gradient_for_every_baseline *)
+Definition outcome_estimator_mean_is_the_gradient_for_every_baseline_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) (b : F) : F :=
+  q ^+ H * (1 - q).
+
+(* the right-hand side of exact_credit_advantages_on_the_right_prefix *)
+Definition exact_credit_advantages_on_the_right_prefix_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) (o : bool) : F :=
+  if o then q ^+ (H - i.+1) * (1 - q) else - q ^+ (H - i).
+
+(* the right-hand side of exact_credit_mean_is_the_gradient *)
+Definition exact_credit_mean_is_the_gradient_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ H * (1 - q).
+
+(* the right-hand side of outcome_variance_for_a_constant_baseline *)
+Definition outcome_variance_for_a_constant_baseline_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) (b : F) : F :=
+  q ^+ H * (1 - b) ^+ 2 * (1 - q) ^+ 2 + b ^+ 2 * (1 - q) * (q ^+ i.+1 - q ^+ H * (1 - q))
+    - q ^+ (2 * H) * (1 - q) ^+ 2.
+
+(* the right-hand side of outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared *)
+Definition outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ H * (1 - q ^+ H) * (1 - q) ^+ 2.
+
+(* the right-hand side of process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1 *)
+Definition process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ i.+1 - q ^+ H.+1.
+
+(* the right-hand side of process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1 *)
+Definition process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1_closed_form {F : numFieldType} (H : nat) (q : F) (h : nat) : F :=
+  q ^+ h - q ^+ H.+1.
+
+(* the right-hand side of outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q *)
+Definition outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ (H - i.+1) * (1 - q).
+
+(* the right-hand side of outcome_variance_with_the_optimal_baseline *)
+Definition outcome_variance_with_the_optimal_baseline_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ H * (1 - q) ^+ 2 * (1 - q ^+ H - q ^+ (H - i.+1) * (1 - q)).
+
+(* the right-hand side of exact_credit_variance_per_step *)
+Definition exact_credit_variance_per_step_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ (2 * H - i.+1) * (1 - q) * (1 - 3 * q + 3 * q ^+ 2 - q ^+ i.+1 * (1 - q)).
+
+(* the right-hand side of outcome_snr_without_baseline_is_p_over_one_minus_p *)
+Definition outcome_snr_without_baseline_is_p_over_one_minus_p_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ H / (1 - q ^+ H).
+
+(* the right-hand side of exact_credit_snr_depends_on_the_step_not_on_H *)
+Definition exact_credit_snr_depends_on_the_step_not_on_H_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ i.+1 * (1 - q) / (1 - 3 * q + 3 * q ^+ 2 - q ^+ i.+1 * (1 - q)).
+
+(* the right-hand side of outcome_variance_with_the_mean_baseline *)
+Definition outcome_variance_with_the_mean_baseline_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ H * (1 - q) * ((1 - q) * (1 - 3 * q ^+ H) + q ^+ H * q ^+ i.+1).
+
+(* the right-hand side of mean_baseline_minus_no_baseline_variance *)
+Definition mean_baseline_minus_no_baseline_variance_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  (q ^+ H) ^+ 2 * (1 - q) * (q ^+ i.+1 - 2 * (1 - q)).
+
+(* the right-hand side of last_step_optimal_variances_coincide *)
+Definition last_step_optimal_variances_coincide_closed_form {F : numFieldType} (H : nat) (q : F) (i : nat) : F :=
+  q ^+ (2 * H - H + 1) * (1 - q) ^+ 2 * (1 - q ^+ (H - 1)).
+
+(* ------------------------------------------------------------------------------------------------ *)
 (* Definitions.                                                                                     *)
 
 Section Model.
@@ -219,8 +292,10 @@ Proof. by ring. Qed.
 
 (* mirrors d10_credit_assignment.chain_success_probability_is_q_pow_H
    (P(all H steps right) as the sum of the weights of the outcomes with every step right) *)
-Theorem chain_success_probability_is_q_pow_H q : chain_success_probability H q = q ^+ H.
+Theorem chain_success_probability_is_q_pow_H q : chain_success_probability H q = chain_success_probability_is_q_pow_H_closed_form H q.
 Proof.
+rewrite /chain_success_probability_is_q_pow_H_closed_form.
+
 rewrite /chain_success_probability (eq_bigl (pred1 [ffun=> true])) => [|x]; last first.
   apply/forallP/eqP => [Hx | ->]; last by move=> k; rewrite ffunE.
   by apply/ffunP => k; rewrite ffunE; exact: Hx.
@@ -267,12 +342,15 @@ apply: eq_bigr => k _; case: eqP => [-> | _]; first by rewrite ltnn.
 by case: (k < i)%N.
 Qed.
 
-(* mirrors d10_credit_assignment.success_probability_gradient_per_step_is_p_times_one_minus_q
+(* the score-function form of d10_credit_assignment.success_probability_gradient_per_step_is_p_times_one_minus_q (which states the sigmoid
+   derivative d(A sigma)/d theta = A (1 - sigma) sigma); not mirrored: the two sides of D1's identity
    (the gradient in its score-function form E[r u_i], u_i the sigmoid score of step i: the Python's
    d(A sigma(theta))/d theta = A sigma (1 - sigma) with every q_k = q, i.e. q^H (1 - q)) *)
-Theorem success_probability_gradient_per_step_is_p_times_one_minus_q q (i : 'I_H) :
-  expect q (fun x => outcome_reward x * step_score q i x) = q ^+ H * (1 - q).
+Theorem expected_reward_times_step_score_is_p_times_one_minus_q q (i : 'I_H) :
+  expect q (fun x => outcome_reward x * step_score q i x) = expected_reward_times_step_score_is_p_times_one_minus_q_closed_form H q i.
 Proof.
+rewrite /expected_reward_times_step_score_is_p_times_one_minus_q_closed_form.
+
 rewrite (eq_expect q (g := fun x => \prod_(k < H)
    (if (k < i)%N then (fun o : bool => o%:R) (x k)
     else if k == i then (fun o : bool => o%:R * (o%:R - q)) (x k) else (fun o : bool => o%:R) (x k))));
@@ -284,11 +362,13 @@ Qed.
 
 (* mirrors d10_credit_assignment.outcome_estimator_mean_is_the_gradient_for_every_baseline *)
 Theorem outcome_estimator_mean_is_the_gradient_for_every_baseline q b (i : 'I_H) :
-  expect q (fun x => (outcome_reward x - b) * step_score q i x) = q ^+ H * (1 - q).
+  expect q (fun x => (outcome_reward x - b) * step_score q i x) = outcome_estimator_mean_is_the_gradient_for_every_baseline_closed_form H q i b.
 Proof.
+rewrite /outcome_estimator_mean_is_the_gradient_for_every_baseline_closed_form.
+
 rewrite (eq_expect q (g := fun x => outcome_reward x * step_score q i x - b * step_score q i x));
   last by move=> x; ring.
-rewrite expect_linear success_probability_gradient_per_step_is_p_times_one_minus_q.
+rewrite expect_linear expected_reward_times_step_score_is_p_times_one_minus_q /expected_reward_times_step_score_is_p_times_one_minus_q_closed_form.
 by rewrite (step_score_mean_is_zero q i) mulr0 subr0.
 Qed.
 
@@ -330,8 +410,10 @@ Qed.
 Theorem exact_credit_advantages_on_the_right_prefix q (i : 'I_H) x :
   (forall k : 'I_H, (k < i)%N -> x k) ->
   state_action_value q i x - state_value q i x
-  = (if x i then q ^+ (H - i.+1) * (1 - q) else - q ^+ (H - i)).
+  = exact_credit_advantages_on_the_right_prefix_closed_form H q i (x i).
 Proof.
+rewrite /exact_credit_advantages_on_the_right_prefix_closed_form.
+
 move=> pre; have P1 : prefix_right i x = 1 :> F.
   by rewrite /prefix_right big1 // => k /pre ->.
 rewrite state_action_value_eq state_value_eq P1 !mul1r -pow_succ_split.
@@ -357,8 +439,10 @@ Qed.
 
 (* mirrors d10_credit_assignment.exact_credit_mean_is_the_gradient *)
 Theorem exact_credit_mean_is_the_gradient q (i : 'I_H) :
-  expect q (exact_credit_term q i) = q ^+ H * (1 - q).
+  expect q (exact_credit_term q i) = exact_credit_mean_is_the_gradient_closed_form H q i.
 Proof.
+rewrite /exact_credit_mean_is_the_gradient_closed_form.
+
 rewrite (eq_expect q (g := fun x => prefix_right i x *
    (fun o : bool => q ^+ (H - i.+1) * (o%:R - q) ^+ 2) (x i))); last by move=> x; rewrite exact_credit_term_eq.
 rewrite (expect_prefix_times q i (fun o : bool => q ^+ (H - i.+1) * (o%:R - q) ^+ 2)) /= mulr1n mulr0n.
@@ -418,10 +502,11 @@ Qed.
    (Python step h = i + 1, so q^h is q ^+ i.+1) *)
 Theorem outcome_variance_for_a_constant_baseline q b (i : 'I_H) :
   variance q (fun x => (outcome_reward x - b) * step_score q i x)
-  = q ^+ H * (1 - b) ^+ 2 * (1 - q) ^+ 2 + b ^+ 2 * (1 - q) * (q ^+ i.+1 - q ^+ H * (1 - q))
-    - q ^+ (2 * H) * (1 - q) ^+ 2.
+  = outcome_variance_for_a_constant_baseline_closed_form H q i b.
 Proof.
-rewrite /variance outcome_estimator_mean_is_the_gradient_for_every_baseline.
+rewrite /outcome_variance_for_a_constant_baseline_closed_form.
+
+rewrite /variance outcome_estimator_mean_is_the_gradient_for_every_baseline /outcome_estimator_mean_is_the_gradient_for_every_baseline_closed_form.
 rewrite (eq_expect q (g := fun x => (1 - 2 * b) * (outcome_reward x * step_score q i x ^+ 2)
                                     + b ^+ 2 * step_score q i x ^+ 2)); last first.
   move=> x; transitivity (outcome_reward x ^+ 2 * step_score q i x ^+ 2
@@ -435,9 +520,11 @@ Qed.
 (* mirrors d10_credit_assignment.outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared
    (Var[r u_i] = p (1 - p) (1 - q)^2 with p = q^H, at every step) *)
 Theorem outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared q (i : 'I_H) :
-  variance q (fun x => outcome_reward x * step_score q i x) = q ^+ H * (1 - q ^+ H) * (1 - q) ^+ 2.
+  variance q (fun x => outcome_reward x * step_score q i x) = outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared_closed_form H q i.
 Proof.
-rewrite /variance success_probability_gradient_per_step_is_p_times_one_minus_q.
+rewrite /outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared_closed_form.
+
+rewrite /variance expected_reward_times_step_score_is_p_times_one_minus_q /expected_reward_times_step_score_is_p_times_one_minus_q_closed_form.
 rewrite (eq_expect q (g := fun x => outcome_reward x * step_score q i x ^+ 2)); last first.
   by move=> x; rewrite exprMn reward_idem.
 by rewrite reward_score_sq_mean; ring.
@@ -493,8 +580,10 @@ Qed.
 (* mirrors d10_credit_assignment.process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1
    (REINFORCE with the reward-to-go: E[G_i u_i] = q^h - q^(H+1) with h = i + 1) *)
 Theorem process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1 q (i : 'I_H) :
-  expect q (fun x => reward_to_go i x * step_score q i x) = q ^+ i.+1 - q ^+ H.+1.
+  expect q (fun x => reward_to_go i x * step_score q i x) = process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1_closed_form H q i.
 Proof.
+rewrite /process_reward_estimator_mean_is_q_pow_h_minus_q_pow_H_plus_1_closed_form.
+
 rewrite /expect /reward_to_go.
 rewrite (eq_bigr (fun x => \sum_(k < H | (i <= k)%N) (chain_weight q x * (process_reward k x * step_score q i x))));
   last by move=> x _; rewrite mulr_suml mulr_sumr; apply: eq_bigr => k _; ring.
@@ -509,8 +598,10 @@ Qed.
 (* mirrors d10_credit_assignment.process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1
    (the Python's sum \sum_(k = h..H) q^k (1 - q), for every h <= H, 1-based as in the Python) *)
 Theorem process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1 q (h : nat) :
-  (h <= H)%N -> \sum_(h <= k < H.+1) q ^+ k * (1 - q) = q ^+ h - q ^+ H.+1.
+  (h <= H)%N -> \sum_(h <= k < H.+1) q ^+ k * (1 - q) = process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1_closed_form H q h.
 Proof.
+rewrite /process_reward_gradient_at_step_h_is_q_pow_h_minus_q_pow_H_plus_1_closed_form.
+
 move=> hH; rewrite (eq_bigr (fun k => (- q ^+ k.+1) - (- q ^+ k))) => [|k _]; last by rewrite [q ^+ k.+1]exprS; ring.
 rewrite telescope_sumr; last exact: leqW.
 by ring.
@@ -524,8 +615,10 @@ Qed.
 Theorem outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q q (i : 'I_H) :
   0 < q < 1 ->
   expect q (fun x => outcome_reward x * step_score q i x ^+ 2) / expect q (fun x => step_score q i x ^+ 2)
-  = q ^+ (H - i.+1) * (1 - q).
+  = outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q_closed_form H q i.
 Proof.
+rewrite /outcome_optimal_baseline_per_step_is_q_pow_H_minus_h_times_one_minus_q_closed_form.
+
 case/andP=> q0 q1; rewrite reward_score_sq_mean score_sq_mean.
 have nz : q ^+ i.+1 * (1 - q) != 0.
   by rewrite mulf_neq0 ?expf_neq0 // lt0r_neq0 // subr_gt0.
@@ -536,9 +629,11 @@ Qed.
 (* mirrors d10_credit_assignment.outcome_variance_with_the_optimal_baseline *)
 Theorem outcome_variance_with_the_optimal_baseline q (i : 'I_H) :
   variance q (fun x => (outcome_reward x - q ^+ (H - i.+1) * (1 - q)) * step_score q i x)
-  = q ^+ H * (1 - q) ^+ 2 * (1 - q ^+ H - q ^+ (H - i.+1) * (1 - q)).
+  = outcome_variance_with_the_optimal_baseline_closed_form H q i.
 Proof.
-rewrite outcome_variance_for_a_constant_baseline (mulnC 2%N H) exprM [q ^+ i.+1]exprS -(pow_split i q).
+rewrite /outcome_variance_with_the_optimal_baseline_closed_form.
+
+rewrite outcome_variance_for_a_constant_baseline /outcome_variance_for_a_constant_baseline_closed_form (mulnC 2%N H) exprM [q ^+ i.+1]exprS -(pow_split i q).
 by ring.
 Qed.
 
@@ -546,9 +641,11 @@ Qed.
    (Var[e_i] = q^(2H-h) (1-q) (1 - 3q + 3q^2 - q^h (1-q)) with h = i + 1) *)
 Theorem exact_credit_variance_per_step q (i : 'I_H) :
   variance q (exact_credit_term q i)
-  = q ^+ (2 * H - i.+1) * (1 - q) * (1 - 3 * q + 3 * q ^+ 2 - q ^+ i.+1 * (1 - q)).
+  = exact_credit_variance_per_step_closed_form H q i.
 Proof.
-rewrite /variance exact_credit_mean_is_the_gradient.
+rewrite /exact_credit_variance_per_step_closed_form.
+
+rewrite /variance exact_credit_mean_is_the_gradient /exact_credit_mean_is_the_gradient_closed_form.
 rewrite (eq_expect q (g := fun x => prefix_right i x *
    (fun o : bool => (q ^+ (H - i.+1) * (o%:R - q) ^+ 2) ^+ 2) (x i))); last first.
   by move=> x; rewrite exact_credit_term_eq exprMn [prefix_right i x ^+ 2]expr2 prefix_idem.
@@ -565,11 +662,13 @@ Theorem outcome_snr_without_baseline_is_p_over_one_minus_p q (i : 'I_H) :
   0 < q < 1 ->
   expect q (fun x => outcome_reward x * step_score q i x) ^+ 2
     / variance q (fun x => outcome_reward x * step_score q i x)
-  = q ^+ H / (1 - q ^+ H).
+  = outcome_snr_without_baseline_is_p_over_one_minus_p_closed_form H q i.
 Proof.
+rewrite /outcome_snr_without_baseline_is_p_over_one_minus_p_closed_form.
+
 case/andP=> q0 q1.
-rewrite outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared.
-rewrite success_probability_gradient_per_step_is_p_times_one_minus_q.
+rewrite outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared /outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared_closed_form.
+rewrite expected_reward_times_step_score_is_p_times_one_minus_q /expected_reward_times_step_score_is_p_times_one_minus_q_closed_form.
 have nz : q ^+ H * (1 - q) ^+ 2 != 0.
   by rewrite mulf_neq0 ?expf_neq0 // lt0r_neq0 // subr_gt0.
 rewrite (_ : (q ^+ H * (1 - q)) ^+ 2 = (q ^+ H * (1 - q) ^+ 2) * q ^+ H); last by ring.
@@ -582,9 +681,11 @@ Qed.
 Theorem exact_credit_snr_depends_on_the_step_not_on_H q (i : 'I_H) :
   0 < q < 1 ->
   expect q (exact_credit_term q i) ^+ 2 / variance q (exact_credit_term q i)
-  = q ^+ i.+1 * (1 - q) / (1 - 3 * q + 3 * q ^+ 2 - q ^+ i.+1 * (1 - q)).
+  = exact_credit_snr_depends_on_the_step_not_on_H_closed_form H q i.
 Proof.
-case/andP=> q0 q1; rewrite exact_credit_variance_per_step exact_credit_mean_is_the_gradient.
+rewrite /exact_credit_snr_depends_on_the_step_not_on_H_closed_form.
+
+case/andP=> q0 q1; rewrite exact_credit_variance_per_step /exact_credit_variance_per_step_closed_form exact_credit_mean_is_the_gradient /exact_credit_mean_is_the_gradient_closed_form.
 have -> : (2 * H - i.+1 = H + (H - i.+1))%N by rewrite mul2n -addnn addnBA // ltn_ord.
 set c := q ^+ (H - i.+1); set d := 1 - 3 * q + 3 * q ^+ 2 - q ^+ i.+1 * (1 - q).
 have nz : q ^+ H * c * (1 - q) != 0.
@@ -598,17 +699,21 @@ Qed.
 (* mirrors d10_credit_assignment.outcome_variance_with_the_mean_baseline *)
 Theorem outcome_variance_with_the_mean_baseline q (i : 'I_H) :
   variance q (fun x => (outcome_reward x - q ^+ H) * step_score q i x)
-  = q ^+ H * (1 - q) * ((1 - q) * (1 - 3 * q ^+ H) + q ^+ H * q ^+ i.+1).
-Proof. by rewrite outcome_variance_for_a_constant_baseline (mulnC 2%N H) exprM; ring. Qed.
+  = outcome_variance_with_the_mean_baseline_closed_form H q i.
+Proof.
+rewrite /outcome_variance_with_the_mean_baseline_closed_form.
+by rewrite outcome_variance_for_a_constant_baseline /outcome_variance_for_a_constant_baseline_closed_form (mulnC 2%N H) exprM; ring. Qed.
 
 (* mirrors d10_credit_assignment.mean_baseline_minus_no_baseline_variance *)
 Theorem mean_baseline_minus_no_baseline_variance q (i : 'I_H) :
   variance q (fun x => (outcome_reward x - q ^+ H) * step_score q i x)
     - variance q (fun x => outcome_reward x * step_score q i x)
-  = (q ^+ H) ^+ 2 * (1 - q) * (q ^+ i.+1 - 2 * (1 - q)).
+  = mean_baseline_minus_no_baseline_variance_closed_form H q i.
 Proof.
-rewrite outcome_variance_with_the_mean_baseline.
-rewrite outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared.
+rewrite /mean_baseline_minus_no_baseline_variance_closed_form.
+
+rewrite outcome_variance_with_the_mean_baseline /outcome_variance_with_the_mean_baseline_closed_form.
+rewrite outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared /outcome_variance_without_baseline_is_p_times_one_minus_p_times_one_minus_q_squared_closed_form.
 by ring.
 Qed.
 
@@ -618,9 +723,11 @@ Qed.
    i.e. q^(H+1) (1-q)^2 (1 - q^(H-1)); the exact-credit side is the Python's formula, not re-derived) *)
 Theorem last_step_optimal_variances_coincide q (i : 'I_H) : i.+1 = H ->
   variance q (fun x => (outcome_reward x - q ^+ (H - i.+1) * (1 - q)) * step_score q i x)
-  = q ^+ (2 * H - H + 1) * (1 - q) ^+ 2 * (1 - q ^+ (H - 1)).
+  = last_step_optimal_variances_coincide_closed_form H q i.
 Proof.
-move=> last; rewrite outcome_variance_with_the_optimal_baseline.
+rewrite /last_step_optimal_variances_coincide_closed_form.
+
+move=> last; rewrite outcome_variance_with_the_optimal_baseline /outcome_variance_with_the_optimal_baseline_closed_form.
 have -> : (2 * H - H + 1 = H.+1)%N by rewrite mul2n -addnn addnK addn1.
 have h0 : (H - i.+1 = 0)%N by rewrite last subnn.
 have h1 : (H - 1 = i)%N by rewrite -[in LHS]last subn1.
@@ -631,7 +738,7 @@ Qed.
 End Theorems.
 
 Print Assumptions chain_success_probability_is_q_pow_H.
-Print Assumptions success_probability_gradient_per_step_is_p_times_one_minus_q.
+Print Assumptions expected_reward_times_step_score_is_p_times_one_minus_q.
 Print Assumptions outcome_estimator_mean_is_the_gradient_for_every_baseline.
 Print Assumptions exact_credit_advantages_on_the_right_prefix.
 Print Assumptions exact_credit_mean_is_the_gradient.

@@ -3,15 +3,20 @@
    One coordinate of the score throughout (scalar scores g : 'I_K -> F); a total variance is the
    sum of the coordinates' variances.  For every group size R and every number K of outcomes:
    - r_i - rbar_{-i} = 1/(R-1) \sum_j (r_i - r_j) (R >= 2), and the RLOO estimator
-     (1/R) \sum_i (r_i - rbar_{-i}) g_i is the U-statistic 1/(R(R-1)) \sum_i \sum_j h(i, j) of the
-     pair kernel h(i, j) = (r_i - r_j)(g_i - g_j)/2;
+     U = (1/R) \sum_i (r_i - rbar_{-i}) g_i equals 1/(R(R-1)) \sum_i \sum_j h(i, j) with the pair
+     kernel h(i, j) = (r_i - r_j)(g_i - g_j)/2 (a U-statistic of order 2; h(i, i) = 0);
    - with R i.i.d. draws x_1..x_R from a finite distribution p on K outcomes (GroupCommon's
-     `expectation`), reward rho(x_j) and score g(x_j) of mean zero: E[h(x_i, x_j)] = E[rho g] (i != j),
-     the projection, zeta_1 = V_or/4, zeta_2 and Var((r - mu) g) = V_or;
-   - Hoeffding's formula for RLOO is proved for every R >= 2, by counting which draws coincide in
-     E[U^2] (independence comes from the product form of the weights, D5's expectation_prod):
-     Var(U) = 4(R-2)/(R(R-1)) V_or/4 + 2/(R(R-1)) zeta_2, and Var(O) = V_or/R for the oracle baseline;
-   - the algebraic consequences (1 + c/(R-1) form, c >= 0, Var(U) >= V_or/R, excess <= 2c/R). *)
+     `expectation`, a sum over all K^R outcome tuples; only \sum_k p k = 1 is used, not p >= 0),
+     reward rho(x_j) and score g(x_j) with E[g] = 0: E[h(x_i, x_j)] = E[rho g] for draws i != j, the
+     projection E[h(x, X)] = ((rho0 - mu) gamma0 + G)/2, Var((r - mu) g) = V_or, zeta_1 = V_or/4 and
+     zeta_2 = Var(h) = (V_or + Var(r) E[g^2] + G^2)/2, every moment from D5's product-form
+     expectation (independence is proved, not assumed);
+   - Hoeffding's formula for RLOO for every R >= 2, proved by counting which draws coincide in
+     E[U^2]: Var(U) = 4(R-2)/(R(R-1)) V_or/4 + 2/(R(R-1)) zeta_2, and Var(O) = V_or/R for the
+     oracle-baseline estimator O = (1/R) \sum_i (r_i - mu) g_i (R >= 1);
+   - the algebra in the symbols V_or, zeta_1, zeta_2, c, kappa, N_j that the Python derives from it:
+     the 1 + c/(R-1) form, c >= 0, Var(U) >= V_or/R, 0 <= ratio - 1 <= 2c/R, the no-std estimator's
+     MSE, and the comparison with D8's optimal constant baseline b* = N_1/N_0. *)
 
 Set Warnings "-notation-overridden,-ambiguous-paths".
 From mathcomp Require Import all_ssreflect all_algebra.
@@ -623,3 +628,111 @@ Print Assumptions rloo_variance_constant_c_is_nonnegative.
 Print Assumptions rloo_variance_closed_form.
 Print Assumptions rloo_variance_ratio_excess_is_between_zero_and_2c_over_R.
 Print Assumptions rloo_variance_is_at_least_oracle_variance.
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* The no-std (Dr. GRPO) estimator (R-1)/R U and the optimal constant baseline b* (D8): algebra     *)
+
+(* D8's V(b) = N_2 - 2 b N_1 + b^2 N_0 - J_2, N_j = E[r^j ||g||^2], J_2 = ||grad J||^2 *)
+Definition constant_baseline_variance {F : numFieldType} (N0 N1 N2 J2 b : F) : F :=
+  N2 - 2 * b * N1 + b ^+ 2 * N0 - J2.
+
+Section NoStdAndOptimal.
+Variable F : realFieldType.
+
+(* mirrors d9_group_size.no_std_group_estimator_mse_closed_form
+   (VarU = Var(U), G = one coordinate of grad J, J2 = G^2; R >= 1) *)
+Theorem no_std_group_estimator_mse_closed_form (R : nat) (VarU G J2 : F) :
+  (0 < R)%N -> G ^+ 2 = J2 ->
+  ((R%:R - 1) / R%:R) ^+ 2 * VarU + (G - (R%:R - 1) / R%:R * G) ^+ 2
+  = ((R%:R - 1) / R%:R) ^+ 2 * VarU + J2 / R%:R ^+ 2.
+Proof.
+move=> hR <-; have h0 : (R%:R : F) != 0 by rewrite pnatr_eq0 -lt0n.
+by field.
+Qed.
+
+(* mirrors d9_group_size.no_std_mse_ratio_to_oracle_variance *)
+Theorem no_std_mse_ratio_to_oracle_variance (R : nat) (VarU V J2 c kappa : F) :
+  (1 < R)%N -> V != 0 ->
+  VarU = V / R%:R * (1 + c / (R%:R - 1)) -> J2 = kappa * V ->
+  (((R%:R - 1) / R%:R) ^+ 2 * VarU + J2 / R%:R ^+ 2) / (V / R%:R)
+  = 1 + (c + kappa - 2) / R%:R + (1 - c) / R%:R ^+ 2.
+Proof.
+move=> hR hV -> ->; have h0 : (R%:R : F) != 0 by rewrite gt_eqF // natr_gt0_of_gt1.
+have h1 : (R%:R - 1 : F) != 0 by rewrite gt_eqF // natr_sub1_gt0.
+by field; rewrite hV h0 h1.
+Qed.
+
+(* mirrors d9_group_size.no_std_mse_minus_rloo_variance *)
+Theorem no_std_mse_minus_rloo_variance (R : nat) (VarU J2 : F) :
+  (0 < R)%N ->
+  ((R%:R - 1) / R%:R) ^+ 2 * VarU + J2 / R%:R ^+ 2 - VarU
+  = (J2 - (2 * R%:R - 1) * VarU) / R%:R ^+ 2.
+Proof.
+move=> hR; have h0 : (R%:R : F) != 0 by rewrite pnatr_eq0 -lt0n.
+by field.
+Qed.
+
+(* mirrors d9_group_size.optimal_baseline_variance_is_oracle_variance_minus_covariance_term
+   (b* = N_1/N_0, Cov(r, ||g||^2) = N_1 - mu N_0) *)
+Theorem optimal_baseline_variance_is_oracle_variance_minus_covariance_term (N0 N1 N2 J2 mu : F) :
+  N0 != 0 ->
+  constant_baseline_variance N0 N1 N2 J2 (N1 / N0)
+  = constant_baseline_variance N0 N1 N2 J2 mu - (N1 - mu * N0) ^+ 2 / N0.
+Proof. by move=> hN; rewrite /constant_baseline_variance; field. Qed.
+
+(* mirrors d9_group_size.rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio *)
+Theorem rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio (R : nat) (V Vb c : F) :
+  (1 < R)%N -> 0 < Vb -> Vb <= V -> 0 <= c ->
+  1 <= (V / R%:R * (1 + c / (R%:R - 1))) / (Vb / R%:R).
+Proof.
+move=> hR hVb hle hc; have h0 := natr_gt0_of_gt1 F hR; have h1 := natr_sub1_gt0 F hR.
+have -> : (V / R%:R * (1 + c / (R%:R - 1))) / (Vb / R%:R) = V / Vb * (1 + c / (R%:R - 1)).
+  by field; rewrite !gt_eqF.
+have hV1 : 1 <= V / Vb by rewrite ler_pdivl_mulr // mul1r.
+have hc1 : 1 <= 1 + c / (R%:R - 1) by rewrite ler_addl divr_ge0 // ltW.
+by have := ler_pmul ler01 ler01 hV1 hc1; rewrite mulr1.
+Qed.
+
+(* mirrors d9_group_size.group_mean_baseline_excess_variance_over_optimal_baseline
+   (zeta_1 = V_or/4, 2 zeta_2 = V_or + sigma2 M0 + J2, V_or = V(mu)) *)
+Theorem group_mean_baseline_excess_variance_over_optimal_baseline
+    (R : nat) (V Z1 Z2 sigma2 M0 J2 N0 N1 N2 mu : F) :
+  (1 < R)%N -> N0 != 0 -> Z1 = V / 4 -> Z2 = (V + sigma2 * M0 + J2) / 2 ->
+  V = constant_baseline_variance N0 N1 N2 J2 mu ->
+  4 * (R%:R - 2) / (R%:R * (R%:R - 1)) * Z1 + 2 / (R%:R * (R%:R - 1)) * Z2
+    - constant_baseline_variance N0 N1 N2 J2 (N1 / N0) / R%:R
+  = (N1 - mu * N0) ^+ 2 / (N0 * R%:R) + (sigma2 * M0 + J2) / (R%:R * (R%:R - 1)).
+Proof.
+move=> hR hN -> -> ->; have h0 : (R%:R : F) != 0 by rewrite gt_eqF // natr_gt0_of_gt1.
+have h1 : (R%:R - 1 : F) != 0 by rewrite gt_eqF // natr_sub1_gt0.
+by rewrite /constant_baseline_variance; field; rewrite hN h0 h1.
+Qed.
+
+(* mirrors d9_group_size.group_mean_baseline_is_never_optimal_at_finite_R *)
+Theorem group_mean_baseline_is_never_optimal_at_finite_R
+    (R : nat) (V Z1 Z2 sigma2 M0 J2 N0 N1 N2 mu : F) :
+  (1 < R)%N -> 0 < N0 -> 0 <= J2 -> 0 < sigma2 * M0 ->
+  Z1 = V / 4 -> Z2 = (V + sigma2 * M0 + J2) / 2 ->
+  V = constant_baseline_variance N0 N1 N2 J2 mu ->
+  0 < 4 * (R%:R - 2) / (R%:R * (R%:R - 1)) * Z1 + 2 / (R%:R * (R%:R - 1)) * Z2
+      - constant_baseline_variance N0 N1 N2 J2 (N1 / N0) / R%:R.
+Proof.
+move=> hR hN hJ hsM e1 e2 e3.
+rewrite (group_mean_baseline_excess_variance_over_optimal_baseline hR _ e1 e2 e3); last first.
+  by rewrite gt_eqF.
+have h0 := natr_gt0_of_gt1 F hR; have h1 := natr_sub1_gt0 F hR.
+apply: ltr_paddl.
+  by apply: divr_ge0; [exact: sqr_ge0 | apply: mulr_ge0; exact: ltW].
+apply: divr_gt0; first exact: (ltr_paddr hJ hsM).
+exact: mulr_gt0.
+Qed.
+
+End NoStdAndOptimal.
+
+Print Assumptions no_std_group_estimator_mse_closed_form.
+Print Assumptions no_std_mse_ratio_to_oracle_variance.
+Print Assumptions no_std_mse_minus_rloo_variance.
+Print Assumptions optimal_baseline_variance_is_oracle_variance_minus_covariance_term.
+Print Assumptions rloo_variance_ratio_to_optimal_baseline_is_at_least_oracle_ratio.
+Print Assumptions group_mean_baseline_excess_variance_over_optimal_baseline.
+Print Assumptions group_mean_baseline_is_never_optimal_at_finite_R.
