@@ -369,3 +369,29 @@ def test_coq_chain_closed_forms_are_d10s():
                 covered.add(name)
     assert covered == mirrored
     coq.evaluate(["D10_credit_assignment"], goals, unfold=tuple(f"{n}_closed_form" for n in sorted(mirrored)))
+
+
+def test_coq_rloo_variance_quantities_are_an_enumerations():
+    """D9: Coq's RLOO estimator equals the mean of estimators.rloo_advantages times the scores; V_or (the
+    oracle-baseline term's variance) and zeta_2 (the pair kernel's variance) equal a direct enumeration, over one
+    draw and over ordered pairs of two i.i.d. draws, of the quantities they name."""
+    need_coq()
+    from grpo_verify import estimators as est
+
+    p, rho, g = [F(1, 2), F(1, 4), F(1, 4)], [F(1), F(0), F(2)], [F(1), F(-1), F(-1)]  # E[g] = 0
+    mu = sum(pk * rk for pk, rk in zip(p, rho))
+    grad = sum(pk * rk * gk for pk, rk, gk in zip(p, rho, g))
+    terms = [(rk - mu) * gk for rk, gk in zip(rho, g)]
+    oracle_var = sum(pk * t * t for pk, t in zip(p, terms)) - sum(pk * t for pk, t in zip(p, terms)) ** 2
+    kernel = [[(rho[a] - rho[c]) * (g[a] - g[c]) / 2 for c in range(3)] for a in range(3)]
+    zeta2 = sum(p[a] * p[c] * kernel[a][c] ** 2 for a in range(3) for c in range(3)) - grad ** 2
+    group_r, group_g = [0, 1, 2, 2], [1, -1, 2, 0]
+    adv = est.rloo_advantages(tensor([group_r]))[0]
+    estimate = sum(exact(float(a)) * s for a, s in zip(adv, group_g)) / len(group_r)
+    goals = [(f"oracle_variance {vec(p)} {vec(rho)} {vec(g)}", coq.rat(oracle_var)),
+             (f"pair_kernel_variance {vec(p)} {vec(rho)} {vec(g)}", coq.rat(zeta2)),
+             (f"rloo_estimator {vec(group_r)} {vec(group_g)}", coq.rat(estimate)),
+             (f"pair_kernel {coq.rat(rho[0])} {coq.rat(rho[2])} {coq.rat(g[0])} {coq.rat(g[2])}", coq.rat(kernel[0][2]))]
+    coq.evaluate(["GroupCommon", "D9_group_size"], goals, unfold=("oracle_variance", "pair_kernel_variance", "expectation1",
+                                                   "rloo_estimator", "rloo_advantages", "leave_one_out_mean",
+                                                   "pair_kernel"))
