@@ -28,7 +28,32 @@ one trainer instance by thin wrappers that call TRL's originals unchanged:
 
 A subclass would need the user to change the trainer class they run; wrapping the instance keeps their trainer, and
 reading TRL's returned dict (not re-deriving it) means the advantages measured are exactly the ones TRL trains with.
-The wrappers are removed at ``on_train_end``.
+The wrappers are removed at ``on_train_end`` and, because transformers does not call ``on_train_end`` when training
+raises, also by a thin wrapper around ``trainer.train`` (``try/finally``); ``callback.detach()`` removes everything.
+
+Refused, failing soft, skipped
+------------------------------
+``on_train_begin`` checks the trainer against ``REFUSALS`` (one small function per rule, in one table) before any
+step and raises ``UnsupportedSetting`` (a ValueError) with one line, "grpo_verify: <setting>=<value>: <why>; ...", for
+a setting the callback does not model exactly: a TRL outside ``TRL_CHECKED`` (the private hooks were checked on
+1.16.x), a trainer that is not a ``trl.GRPOTrainer`` (RLOOTrainer has same-named methods), sharding (below),
+``steps_per_generation != gradient_accumulation_steps``, ``num_iterations > 1``, ``multi_objective_aggregation=
+"normalize_then_sum"``, and, while an engine metric (gram, layer_spectra, sparsity) is on: a loss type without a
+known on-policy weighting, bnpo with several micro-batches or processes, ``top_entropy_quantile < 1``, vLLM importance
+sampling, an off-policy mask that can drop sequences on-policy, ``delta < 1``, a PEFT model with gradient
+checkpointing. The rule comments say why the settings not listed (scale_rewards, sequence-level importance sampling,
+the other loss types, ...) are exact.
+
+A measurement that raises (units ``zero_adv``, ``gram`` (the engine pass), ``step_grad``, ``update``) does not stop
+training: one RuntimeWarning with the reason, the unit's half-written keys dropped, ``<unit>/disabled`` = 1 logged on
+every measured step after, the unit off for the rest of the run (``callback.disabled``). With several processes a
+unit failing on one process only, before a collective, would leave the others waiting in it: not handled.
+
+A metric missing because of the data says why: ``<metric>/skipped`` (a count; the reason string is in the step's
+record under ``skipped``): ``gram_weighted/skipped`` counts the measured groups with constant rewards (all advantages
+0, no weighted Gram); ``layers``, ``sparsity``, ``step_grad/layers``, ``step_grad/sparsity`` when the gradient is 0
+(every measured group constant); ``gram`` when no measured group had a completion token;
+``zero_adv/group_fraction`` when TRL's reward matrix was not captured.
 
 What is measured, at which weights, for which loss
 ---------------------------------------------------
@@ -37,9 +62,11 @@ completions (theta_old, the weights TRL's loss differentiates on its first pass:
 clipped surrogate at ratio 1, the policy-gradient part of the loss of rollout i is -A_i l_i with
 l_i = sum_t w_t log pi(y_t | x, y_<t); the token weights w_t follow ``loss_type`` (``AGGREGATION``): per-sequence mean
 for grpo and sapo, a sum for bnpo, dr_grpo, dapo, cispo (epsilon_high >= 1) and luspo (their constant divisors are
-uniform and change no rank metric). Logits are divided by TRL's ``temperature`` as TRL does. Excluded (documented,
-not modelled): the KL term (beta > 0), entropy masks, the off-policy mask, vLLM importance weights, tool masks, and
-dropout (the measurement runs in ``eval()``, which also switches gradient checkpointing off for the pass).
+uniform and change no rank metric). Logits are divided by TRL's ``temperature`` as TRL does. Outside the engine's
+policy-gradient part by definition (``step_grad/*`` includes them): the KL term (beta > 0), the entropy bonus
+(``entropy_coef``), a MoE aux loss. Not modelled: tool masks (those steps are skipped with a warning), dropout (the
+measurement runs in ``eval()``, which also switches gradient checkpointing off for the pass); entropy masks, the
+off-policy mask and vLLM importance weights are refused (above).
 
 * **zero-advantage groups** (``zero_adv/group_fraction``): the fraction of the step's groups (over all processes)
   whose total rewards have zero std, TRL's ``isclose(nanstd, 0)`` test per group. With
@@ -103,21 +130,22 @@ DeepSpeed ZeRO-3 / FSDP
 -----------------------
 Parameters are sharded: a process holds a flat shard, not the weight matrices, so the Gram engine, the per-layer
 spectra and the update rank cannot be computed, and under any DeepSpeed stage ``p.grad`` is not the step's gradient.
-``on_train_begin`` refuses (``RuntimeError`` naming the config fields to switch off) when ``gram``,
-``layer_spectra``, ``sparsity``, ``step_gradient``, ``update_step``, ``update_since_start`` or ``delta_rank`` is on
-under ZeRO-3 or FSDP (``step_gradient`` also under ZeRO-1/2). The zero-advantage fraction needs no parameters and
-works everywhere: ``GRPOVerifyConfig.sharding_safe()`` is the configuration that keeps only it. Gathering the
-parameters (``deepspeed.zero.GatheredParameters``, FSDP ``summon_full_params``) would make the rest possible at the
-cost of full copies; it is not done.
+``on_train_begin`` refuses (``UnsupportedSharding``, a RuntimeError and an ``UnsupportedSetting``, naming the
+config fields to switch off) when ``gram``, ``layer_spectra``, ``sparsity``, ``step_gradient``, ``update_step``,
+``update_since_start`` or ``delta_rank`` is on under ZeRO-3 or FSDP (``step_gradient`` also under ZeRO-1/2). The
+zero-advantage fraction needs no parameters and works everywhere: ``GRPOVerifyConfig.sharding_safe()`` is the
+configuration that keeps only it. Gathering the parameters (``deepspeed.zero.GatheredParameters``, FSDP
+``summon_full_params``) would make the rest possible at the cost of full copies; it is not done.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -128,7 +156,8 @@ from grpo_verify import rank
 from grpo_verify.empirical.measure import sparsity, summarise
 from grpo_verify.gram import rollout_gram
 
-__all__ = ["AGGREGATION", "GRAM_METRICS", "GRPOVerifyCallback", "GRPOVerifyConfig"]
+__all__ = ["AGGREGATION", "GRAM_METRICS", "REFUSALS", "TRL_CHECKED", "GRPOVerifyCallback", "GRPOVerifyConfig", "Rule",
+           "UnsupportedSetting", "UnsupportedSharding", "UnsupportedTrainer", "refusal"]
 
 # token weights of l_i under each TRL loss type, on-policy (ratio = 1); "sum" also for uniformly scaled sums
 AGGREGATION = {"grpo": "mean", "sapo": "mean", "bnpo": "sum", "dr_grpo": "sum", "dapo": "sum", "cispo": "sum",
@@ -217,6 +246,261 @@ def _quantile_keys(values: list[float]) -> dict[str, float]:
     return {q: s[q] for q in QUANTILES} if s else {}
 
 
+# -- refusals -----------------------------------------------------------------------------------------------------
+# The TRL versions whose GRPOTrainer internals (the two wrapped private methods, the returned dict's keys, the
+# loss's divisors and the generation/optimizer-step schedule) the callback and REFUSALS were checked against:
+# lower bound inclusive, upper exclusive. Outside it on_train_begin refuses rather than compute wrong numbers.
+TRL_CHECKED = ("1.16.0", "1.17.0")
+ENGINE_METRICS = ("gram", "layer_spectra", "sparsity")  # what the Gram engine pass (the loss's PG part) feeds
+
+
+class UnsupportedSetting(ValueError):
+    """A trainer setting the callback does not model exactly; the message is one line naming it and why."""
+
+
+class UnsupportedTrainer(UnsupportedSetting, TypeError):
+    """Not a ``trl.GRPOTrainer`` (a TypeError too, as before)."""
+
+
+class UnsupportedSharding(UnsupportedSetting, RuntimeError):
+    """Sharded parameters or gradients (a RuntimeError too, as before)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One refusal: ``check(trainer, config)`` returns the reason (one line, naming the setting) or None when the
+    setting is modelled. ``metrics``: the GRPOVerifyConfig switches the setting makes inexact; the rule refuses only
+    while one of them is on (the message says which to switch off). Empty: it breaks every metric, refused always."""
+
+    name: str
+    check: Callable[[Any, "GRPOVerifyConfig"], "str | None"]
+    metrics: tuple[str, ...] = ()
+    error: type[UnsupportedSetting] = UnsupportedSetting
+
+
+def _version_tuple(version: str) -> tuple:
+    from packaging.version import Version
+    return Version(version).release
+
+
+def _rule_trl_version(trainer, cfg) -> str | None:
+    import trl
+    version = getattr(trl, "__version__", "0")
+    lo, hi = TRL_CHECKED
+    try:
+        inside = _version_tuple(lo) <= _version_tuple(version) < _version_tuple(hi)
+    except Exception:  # an unparsable version string is not a checked one
+        inside = False
+    if inside:
+        return None
+    return (f"TRL {version} is outside the checked range >={lo},<{hi} (TRL_CHECKED): the callback wraps private "
+            "GRPOTrainer methods and relies on their returned keys and loss divisors, which change between "
+            "versions; not checked")
+
+
+def _rule_trainer_class(trainer, cfg) -> str | None:
+    import trl
+    if isinstance(trainer, trl.GRPOTrainer):
+        return None
+    return (f"{type(trainer).__name__} is not a trl.GRPOTrainer: the wrapped methods, advantages and loss are "
+            "GRPOTrainer's (RLOOTrainer has same-named methods with another baseline and loss); not modelled")
+
+
+def _rule_sharded_parameters(trainer, cfg) -> str | None:
+    sharding = GRPOVerifyCallback.sharding(trainer)
+    if sharding is None or (sharding.startswith("DeepSpeed") and not sharding.endswith("3")):
+        return None
+    return (f"under {sharding} the parameters are sharded (a process holds a flat shard, not the weight matrices); "
+            "GRPOVerifyConfig.sharding_safe() keeps only the zero-advantage fraction, which works under any sharding")
+
+
+def _rule_sharded_gradients(trainer, cfg) -> str | None:
+    sharding = GRPOVerifyCallback.sharding(trainer)
+    if sharding is None or not sharding.startswith("DeepSpeed"):
+        return None
+    return f"under {sharding} p.grad is not the step's gradient (DeepSpeed keeps its own, partitioned)"
+
+
+def _schedule(trainer) -> tuple[int, int]:
+    args = trainer.args
+    return int(args.steps_per_generation or args.gradient_accumulation_steps), int(args.gradient_accumulation_steps)
+
+
+def _rule_generation_spans_steps(trainer, cfg) -> str | None:
+    # GRPOTrainer._prepare_inputs generates when _step % (steps_per_generation * num_iterations) == 0, _step counting
+    # micro-batches: with steps_per_generation > GA one generation feeds several optimizer steps, the later ones at
+    # moved weights (TRL then computes old_per_token_logps: ratio != 1) and with no generation to measure
+    spg, ga = _schedule(trainer)
+    if spg <= ga:
+        return None
+    return (f"steps_per_generation={spg} > gradient_accumulation_steps={ga}: a generation batch spans "
+            f"{math.ceil(spg / ga)} optimizer steps, so the batch metrics would cover several steps and the later "
+            "steps are off-policy (ratio != 1); not modelled")
+
+
+def _rule_step_spans_generations(trainer, cfg) -> str | None:
+    # the reverse: several generations inside one optimizer step; the callback measures the step's first only (and
+    # with GA % steps_per_generation != 0 a generation straddles two steps, off-policy)
+    spg, ga = _schedule(trainer)
+    if spg >= ga:
+        return None
+    return (f"steps_per_generation={spg} < gradient_accumulation_steps={ga}: an optimizer step trains on several "
+            "generation batches and only its first would be measured; not modelled")
+
+
+def _rule_num_iterations(trainer, cfg) -> str | None:
+    # TRL reuses each generation batch for num_iterations passes; after the first optimizer step the weights moved,
+    # so those passes are clipped off-policy updates (ratio != 1) with no generation for the callback to measure
+    mu = int(getattr(trainer, "num_iterations", 1) or 1)
+    if mu <= 1:
+        return None
+    return (f"num_iterations={mu} > 1: each generation batch is trained on for {mu} passes, the later ones at moved "
+            "weights (ratio != 1, clipped), so those steps are off-policy and have no batch to measure; not modelled")
+
+
+def _rule_loss_type(trainer, cfg) -> str | None:
+    if cfg.aggregation is not None:  # the user states the token weighting
+        return None
+    loss_type = getattr(trainer, "loss_type", "grpo")
+    if loss_type not in AGGREGATION:
+        return (f"loss_type={loss_type!r}: no on-policy token weighting known (AGGREGATION); pass "
+                "GRPOVerifyConfig(aggregation='mean' or 'sum') if you know it")
+    if loss_type == "cispo" and getattr(trainer, "epsilon_high", 1.0) < 1.0:
+        return (f"loss_type='cispo' with epsilon_high={trainer.epsilon_high} < 1 clamps the on-policy ratio below 1; "
+                "pass GRPOVerifyConfig(aggregation=...) explicitly")
+    return None
+
+
+def _rule_bnpo_divisor(trainer, cfg) -> str | None:
+    # bnpo divides each micro-batch's token sum by that micro-batch's own token count (and each process by its own,
+    # before DDP averages): with GA > 1 or several processes the rollouts' weights differ by micro-batch (TRL shuffles
+    # rows into micro-batches), not one uniform divisor. dr_grpo (B x max_completion_length), dapo / cispo (the
+    # generation batch's global token count, rescaled uniformly), luspo and grpo / sapo (per-row, then mean over equal
+    # micro-batches) keep one divisor for the whole step: exact, not refused.
+    if getattr(trainer, "loss_type", None) != "bnpo":
+        return None
+    _, ga = _schedule(trainer)
+    processes = int(trainer.accelerator.num_processes)
+    if ga <= 1 and processes <= 1:
+        return None
+    return (f"loss_type='bnpo' with gradient_accumulation_steps={ga} and {processes} process(es): each micro-batch "
+            "is divided by its own token count, so the token weights are not uniform over the step; not modelled")
+
+
+def _rule_entropy_mask(trainer, cfg) -> str | None:
+    q = float(getattr(trainer, "top_entropy_quantile", 1.0))
+    if q >= 1.0:
+        return None
+    return (f"top_entropy_quantile={q} < 1: TRL masks the policy loss to each micro-batch's high-entropy tokens, "
+            "which the per-rollout score vectors do not model; not modelled")
+
+
+def _rule_multi_objective(trainer, cfg) -> str | None:
+    # normalize_then_sum normalises each reward function per group, sums, then normalises over the whole batch: a
+    # group's advantages are not zero iff its weighted total reward is non-constant, which is what the callback's
+    # zero-advantage test (and the mixed/constant choice of groups) assumes. scale_rewards is NOT refused: with
+    # "group" / "none" the callback's fraction equals TRL's frac_reward_zero_std; with "batch" TRL's flag is the
+    # batch-wide std, but advantages are still (r - group mean) / (batch std + 1e-4), zero exactly on the groups the
+    # callback counts, so its number is the zero-advantage fraction and TRL's flag is the one that differs.
+    aggregation = getattr(trainer, "multi_objective_aggregation", "sum_then_normalize")
+    if aggregation == "sum_then_normalize":
+        return None
+    return (f"multi_objective_aggregation={aggregation!r}: advantages are normalised per reward function and then "
+            "over the batch, so a group's advantages vanish on another criterion than its total reward being "
+            "constant; not modelled")
+
+
+def _rule_vllm_importance(trainer, cfg) -> str | None:
+    if not (getattr(trainer, "use_vllm", False) and getattr(trainer, "vllm_importance_sampling_correction", False)):
+        return None
+    return ("use_vllm with vllm_importance_sampling_correction: the loss is reweighted by vLLM/trainer probability "
+            "ratios, which the score vectors do not model; not modelled (or set "
+            "vllm_importance_sampling_correction=False)")
+
+
+def _rule_off_policy_mask(trainer, cfg) -> str | None:
+    # on-policy without vLLM the sequence KL TRL tests is exactly 0, so a threshold >= 0 keeps every sequence: exact
+    threshold = getattr(trainer, "off_policy_mask_threshold", None)
+    if threshold is None or (threshold >= 0 and not getattr(trainer, "use_vllm", False)):
+        return None
+    why = "with use_vllm the KL to the sampler is not 0" if threshold >= 0 else "a negative threshold"
+    return (f"off_policy_mask_threshold={threshold} ({why}): TRL drops negative-advantage sequences, which the score "
+            "vectors do not model; not modelled")
+
+
+def _rule_two_sided_delta(trainer, cfg) -> str | None:
+    # delta clamps the ratio from above; at the on-policy ratio 1 a delta >= 1 passes the gradient (clamp's gradient
+    # is 1 on its boundary), a delta < 1 replaces it by a constant
+    delta = getattr(trainer.args, "delta", None)
+    if delta is None or delta >= 1.0:
+        return None
+    return (f"delta={delta} < 1: the two-sided clip holds the on-policy ratio 1 at a constant, cutting the positive-"
+            "advantage gradient; not modelled")
+
+
+def _is_peft(model) -> bool:
+    try:
+        from accelerate.utils import is_peft_model
+        if is_peft_model(model):
+            return True
+    except ImportError:
+        pass
+    return bool(getattr(model, "peft_config", None)) or bool(getattr(model, "_hf_peft_config_loaded", False))
+
+
+def _rule_peft_checkpointing(trainer, cfg) -> str | None:
+    # known crash (a later part fixes it): with a PEFT model and gradient checkpointing the Gram engine's backward
+    # has no graph root ("the Gram engine found no graph root"); refused here instead of failing mid-run
+    args = trainer.args
+    checkpointing = bool(getattr(args, "gradient_checkpointing", False) or getattr(args, "activation_checkpointing",
+                                                                                   False))
+    if not checkpointing or not _is_peft(trainer.accelerator.unwrap_model(trainer.model)):
+        return None
+    return ("a PEFT model with gradient_checkpointing=True: the Gram engine finds no graph root to differentiate "
+            "(\"the Gram engine found no graph root\"); not supported yet (set gradient_checkpointing=False)")
+
+
+# The refusal table: every setting the callback does not model exactly, checked in this order at on_train_begin
+# (before any training step); the first that fires raises its one-line error. Settings deliberately NOT here, each
+# exact by TRL 1.16's code (see the rule comments): scale_rewards (any), importance_sampling_level="sequence" (its
+# on-policy gradient weights the tokens as the loss type's AGGREGATION), loss types other than bnpo with GA > 1,
+# off_policy_mask_threshold >= 0 without vLLM, delta >= 1, mask_truncated_completions (a zeroed completion mask:
+# the row is dropped, its score vector is 0 in TRL's loss too). Extra loss terms (beta > 0, entropy_coef,
+# MoE aux loss) are outside the engine metrics by definition (they measure the policy-gradient part) and inside
+# step_grad/*, which measures p.grad as it is.
+REFUSALS: tuple[Rule, ...] = (
+    Rule("trl_version", _rule_trl_version),
+    Rule("trainer_class", _rule_trainer_class, error=UnsupportedTrainer),
+    Rule("sharded_parameters", _rule_sharded_parameters, _PARAMETER_METRICS, UnsupportedSharding),
+    Rule("sharded_gradients", _rule_sharded_gradients, ("step_gradient",), UnsupportedSharding),
+    Rule("generation_spans_steps", _rule_generation_spans_steps),
+    Rule("step_spans_generations", _rule_step_spans_generations),
+    Rule("num_iterations", _rule_num_iterations),
+    Rule("multi_objective_aggregation", _rule_multi_objective),
+    Rule("loss_type", _rule_loss_type, ENGINE_METRICS),
+    Rule("bnpo_divisor", _rule_bnpo_divisor, ENGINE_METRICS),
+    Rule("entropy_mask", _rule_entropy_mask, ENGINE_METRICS),
+    Rule("vllm_importance_sampling", _rule_vllm_importance, ENGINE_METRICS),
+    Rule("off_policy_mask", _rule_off_policy_mask, ENGINE_METRICS),
+    Rule("two_sided_delta", _rule_two_sided_delta, ENGINE_METRICS),
+    Rule("peft_gradient_checkpointing", _rule_peft_checkpointing, ENGINE_METRICS),
+)
+
+
+def refusal(trainer, config: "GRPOVerifyConfig", rules: tuple[Rule, ...] = REFUSALS) -> UnsupportedSetting | None:
+    """The error the first firing rule raises (one line, "grpo_verify: ..."), or None when every setting is modelled."""
+    for rule in rules:
+        reason = rule.check(trainer, config)
+        if reason is None:
+            continue
+        on = [name for name in rule.metrics if getattr(config, name)]
+        if rule.metrics and not on:
+            continue  # the metrics it would break are switched off
+        switch = f"; set {', '.join(f'{n}=False' for n in on)} in GRPOVerifyConfig" if rule.metrics else ""
+        return rule.error(f"grpo_verify: {reason}{switch}")
+    return None
+
+
 class _Tempered(nn.Module):
     """The policy with its logits divided by TRL's sampling temperature (as TRL's loss does)."""
 
@@ -240,10 +524,10 @@ class GRPOVerifyCallback(TrainerCallback):
     """
 
     def __init__(self, trainer, config: GRPOVerifyConfig | None = None):
-        for attribute in ("_generate_and_score_completions", "_calculate_rewards", "_metrics", "num_generations"):
-            if not hasattr(trainer, attribute):
-                raise TypeError(f"GRPOVerifyCallback needs a trl.GRPOTrainer (TRL >= 1.0); {type(trainer).__name__} "
-                                f"has no {attribute}")
+        # an isinstance check, not duck typing: RLOOTrainer has the same private methods with another loss
+        reason = _rule_trainer_class(trainer, config)
+        if reason is not None:
+            raise UnsupportedTrainer(f"grpo_verify: GRPOVerifyCallback needs a trl.GRPOTrainer: {reason}")
         self.trainer = trainer
         self.config = config or GRPOVerifyConfig()
         self.records: list[dict] = []
@@ -259,7 +543,11 @@ class GRPOVerifyCallback(TrainerCallback):
         self._seconds = 0.0
         self._warned: set[str] = set()
         self.aggregation: str | None = None
+        # measurement units switched off after a failure (unit -> reason); see _guard
+        self.disabled: dict[str, str] = {}
+        self._installed: dict[str, tuple[Any, bool]] = {}  # name -> (wrapper, the name was an instance attribute)
         trainer.add_callback(self)
+        self._wrap_train()
 
     # -- helpers --------------------------------------------------------------------------------------------------
     @property
@@ -301,58 +589,105 @@ class GRPOVerifyCallback(TrainerCallback):
             return f"DeepSpeed ZeRO-{getattr(plugin, 'zero_stage', '?')}"
         return None
 
-    def _refuse_sharded(self) -> None:
-        sharding = self.sharding(self.trainer)
-        if sharding is None:
-            return
-        cfg = self.config
-        refused = [name for name in _PARAMETER_METRICS if getattr(cfg, name)]
-        if sharding.startswith("DeepSpeed") and not sharding.endswith("3"):
-            refused = ["step_gradient"] if cfg.step_gradient else []  # ZeRO-1/2: full parameters, gradients its own
-        if refused:
-            raise RuntimeError(
-                f"GRPOVerifyCallback: under {sharding} the parameters (or, with DeepSpeed, the gradients) are "
-                f"sharded, so {', '.join(refused)} cannot be measured; set "
-                f"{', '.join(f'{n}=False' for n in refused)} in GRPOVerifyConfig (GRPOVerifyConfig.sharding_safe() "
-                "keeps only the zero-advantage fraction, which works under any sharding)")
-
     def _resolve_aggregation(self) -> str:
-        cfg, trainer = self.config, self.trainer
-        if cfg.aggregation is not None:
-            return cfg.aggregation
-        loss_type = getattr(trainer, "loss_type", "grpo")
-        if loss_type not in AGGREGATION:
-            raise ValueError(f"GRPOVerifyCallback: no on-policy token weighting known for loss_type={loss_type!r}; "
-                             "pass GRPOVerifyConfig(aggregation='mean' or 'sum') or switch gram, layer_spectra and "
-                             "sparsity off")
-        if loss_type == "cispo" and getattr(trainer, "epsilon_high", 1.0) < 1.0:
-            raise ValueError("GRPOVerifyCallback: cispo with epsilon_high < 1 clamps the on-policy ratio below 1; "
-                             "pass GRPOVerifyConfig(aggregation=...) explicitly")
-        return AGGREGATION[loss_type]
+        """The token weighting of l_i; a loss type without one was refused (rule ``loss_type``) before this runs."""
+        if self.config.aggregation is not None:
+            return self.config.aggregation
+        return AGGREGATION[getattr(self.trainer, "loss_type", "grpo")]
 
-    # -- events ---------------------------------------------------------------------------------------------------
-    def on_train_begin(self, args, state, control, **kwargs):
-        cfg = self.config
-        self._refuse_sharded()
-        if cfg.gram or cfg.layer_spectra or cfg.sparsity:
-            self.aggregation = self._resolve_aggregation()
+    # -- installing and removing the wrappers ---------------------------------------------------------------------
+    def _wrap_train(self) -> None:
+        """Wrap ``trainer.train`` so the batch wrappers are removed on every exit: transformers (5.x) calls
+        ``on_train_end`` only when training returns, not when it raises."""
+        original = self.trainer.train
+
+        @functools.wraps(original)
+        def train(*args, **kwargs):
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._uninstall()
+        self._train = (train, original, "train" in vars(self.trainer))
+        self.trainer.train = train
+
+    def _install(self) -> None:
+        self._uninstall()  # never wrap a wrapper (a second train() on the same trainer)
         trainer = self.trainer
         for name, wrapper in (("_generate_and_score_completions", self._wrapped_generate),
                               ("_calculate_rewards", self._wrapped_rewards)):
             original = getattr(trainer, name)
             self._originals[name] = original
-            setattr(trainer, name, wrapper(original))
+            wrapped = wrapper(original)
+            self._installed[name] = (wrapped, name in vars(trainer))
+            setattr(trainer, name, wrapped)
+
+    def _uninstall(self) -> None:
+        """Put TRL's methods back (idempotent); only our own wrappers are touched."""
+        trainer = self.trainer
+        for name, (wrapped, was_instance) in list(self._installed.items()):
+            if vars(trainer).get(name) is wrapped:
+                if was_instance:
+                    setattr(trainer, name, self._originals[name])
+                else:
+                    delattr(trainer, name)  # the instance attribute; the class's method shows again
+        self._installed, self._originals = {}, {}
+        self._measuring = False
+
+    def detach(self) -> None:
+        """Remove the callback, its wrappers and its ``train`` wrapper from the trainer."""
+        self._uninstall()
+        wrapper, original, was_instance = self._train
+        if vars(self.trainer).get("train") is wrapper:
+            if was_instance:
+                self.trainer.train = original
+            else:
+                del self.trainer.train  # the class's method shows again
+        self.trainer.callback_handler.remove_callback(self)
+
+    # -- fail soft ------------------------------------------------------------------------------------------------
+    def _guard(self, unit: str, fn: Callable, *args):
+        """Run one measurement; an exception disables its unit for the rest of the run (one warning, a
+        ``<unit>/disabled`` key) instead of stopping training. Keys it left half-written are dropped."""
+        if unit in self.disabled:
+            return None
+        pending, record = dict(self._pending), dict(self._record)
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001 - any failure of a measurement must not stop training
+            self._pending, self._record = pending, record
+            self._disable(unit, exc)
+            return None
+
+    def _disable(self, unit: str, exc: BaseException) -> None:
+        reason = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0]
+        self.disabled[unit] = reason
+        self._pending[f"{unit}/disabled"] = 1.0
+        step = self._record.get("step", self.trainer.state.global_step)
+        warnings.warn(f"grpo_verify: the {unit} measurement failed at step {step} ({reason}); {unit} metrics are "
+                      "disabled for the rest of the run, training continues", RuntimeWarning, stacklevel=2)
+
+    def _skip(self, metric: str, reason: str, count: float = 1.0) -> None:
+        """A metric not logged this step: ``<metric>/skipped`` (a count) explains the missing key, the reason
+        string goes to the step's record."""
+        self._pending[f"{metric}/skipped"] = float(count)
+        self._record.setdefault("skipped", {})[metric] = reason
+
+    # -- events ---------------------------------------------------------------------------------------------------
+    def on_train_begin(self, args, state, control, **kwargs):
+        cfg = self.config
+        error = refusal(self.trainer, cfg)  # before any wrapper is installed and before any step
+        if error is not None:
+            raise error
+        if cfg.gram or cfg.layer_spectra or cfg.sparsity:
+            self.aggregation = self._resolve_aggregation()
+        self.disabled = {}
+        self._install()
         if cfg.update_since_start:
-            self._start = self._snapshot()
+            self._start = self._guard("update", self._snapshot) or {}
         return control
 
     def on_train_end(self, args, state, control, **kwargs):
-        for name in self._originals:
-            try:
-                delattr(self.trainer, name)  # the instance attribute; the class's method shows again
-            except AttributeError:
-                pass
-        self._originals = {}
+        self._uninstall()
         self._start, self._previous = {}, {}
         return control
 
@@ -363,28 +698,36 @@ class GRPOVerifyCallback(TrainerCallback):
         self._record = {"step": state.global_step + 1}
         if self._measuring and self.config.update_step:
             t0 = time.perf_counter()
-            self._previous = self._snapshot()
+            self._previous = self._guard("update", self._snapshot) or {}
             self._seconds += time.perf_counter() - t0
         return control
 
     def on_pre_optimizer_step(self, args, state, control, **kwargs):
         if self._measuring and self.config.step_gradient:
             t0 = time.perf_counter()
-            grads = {n: p.grad for n, p in self._trainable() if p.grad is not None}
-            if grads:
-                self._gradient_metrics(grads, "step_grad/")
-            else:
-                self._warn_once("no_grad", "GRPOVerifyCallback: no parameter has .grad at on_pre_optimizer_step; "
-                                "step_grad/* is not logged")
+            self._guard("step_grad", self._step_gradient)
             self._seconds += time.perf_counter() - t0
         return control
+
+    def _step_gradient(self) -> None:
+        grads = {n: p.grad for n, p in self._trainable() if p.grad is not None}
+        if grads:
+            self._gradient_metrics(grads, "step_grad/")
+        else:
+            self._warn_once("no_grad", "GRPOVerifyCallback: no parameter has .grad at on_pre_optimizer_step; "
+                            "step_grad/* is not logged")
+            for metric in ("step_grad/layers", "step_grad/sparsity"):
+                self._skip(metric, "no parameter has .grad at on_pre_optimizer_step")
 
     def on_step_end(self, args, state, control, **kwargs):
         if not self._measuring:
             return control
         t0 = time.perf_counter()
-        self._update_metrics()
+        if self.config.update_step or self.config.update_since_start or self.config.delta_rank:
+            self._guard("update", self._update_metrics)
         self._seconds += time.perf_counter() - t0
+        for unit in self.disabled:  # every measured step says why the unit's keys are missing
+            self._pending[f"{unit}/disabled"] = 1.0
         self._pending["seconds"] = float(self._gather(torch.tensor([self._seconds], dtype=torch.float64)).max())
         if self._start or self._previous:
             self._pending["memory/snapshot_mib"] = self.snapshot_bytes() / 2**20
@@ -405,7 +748,7 @@ class GRPOVerifyCallback(TrainerCallback):
         def _calculate_rewards(*args, **kwargs):
             rewards = original(*args, **kwargs)
             if self._measuring and not self._captured:
-                self._rewards = rewards.detach().clone()
+                self._rewards = self._guard("zero_adv", lambda: rewards.detach().clone())
             return rewards
         return _calculate_rewards
 
@@ -431,16 +774,25 @@ class GRPOVerifyCallback(TrainerCallback):
         return accelerator.gather(values.to(accelerator.device)[None]).cpu()
 
     def _measure_batch(self, output: dict) -> None:
-        cfg, trainer = self.config, self.trainer
-        accelerator = trainer.accelerator
-        R = trainer.num_generations
-        P, me = accelerator.num_processes, accelerator.process_index
+        """The zero-advantage fractions, then the Gram engine pass: two units, each failing soft on its own."""
+        cfg = self.config
+        batch = self._guard("zero_adv", self._zero_advantage, output)
+        if not (cfg.gram or cfg.layer_spectra or cfg.sparsity):
+            return
+        self._guard("gram", self._engine_batch, output, batch)
+
+    def _advantages(self, output: dict) -> tuple[torch.Tensor, int]:
+        """All processes' advantages (float64, global row order) and this process's row count."""
         advantages = output["advantages"].detach().to(torch.float64).cpu()
-        n = advantages.shape[0]
-        all_adv = self._gather(advantages).reshape(-1)
+        return self._gather(advantages).reshape(-1), advantages.shape[0]
+
+    def _zero_advantage(self, output: dict) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """Log the zero-advantage fractions of the whole (all-process) generation batch; (advantages, local rows,
+        mixed-group flags) for the engine."""
+        trainer = self.trainer
+        R = trainer.num_generations
+        all_adv, n = self._advantages(output)
         N = all_adv.numel()
-        groups_total = N // R
-        # zero-advantage fractions over the whole (all-process) generation batch
         constant = None
         if self._rewards is not None and self._rewards.shape[0] == N:
             from trl.trainer.utils import nanstd
@@ -451,12 +803,25 @@ class GRPOVerifyCallback(TrainerCallback):
             std = nanstd(total.view(-1, R), dim=1)
             constant = torch.isclose(std, torch.zeros_like(std)).cpu()
             self._pending["zero_adv/group_fraction"] = float(constant.double().mean())
+        else:
+            self._skip("zero_adv/group_fraction", "TRL's reward matrix of the step was not captured")
         exact = (all_adv.view(-1, R) == 0).all(dim=1)
         self._pending["zero_adv/exact_fraction"] = float(exact.double().mean())
         mixed = ~constant if constant is not None else ~exact
-        self._record.update(groups_total=groups_total, constant_groups=(~mixed).nonzero().flatten().tolist())
-        if not (cfg.gram or cfg.layer_spectra or cfg.sparsity):
-            return
+        self._record.update(groups_total=N // R, constant_groups=(~mixed).nonzero().flatten().tolist())
+        return all_adv, n, mixed
+
+    def _engine_batch(self, output: dict, batch: tuple | None) -> None:
+        """Choose the groups this process measures and run the Gram engine on them."""
+        cfg, trainer = self.config, self.trainer
+        accelerator = trainer.accelerator
+        R = trainer.num_generations
+        P, me = accelerator.num_processes, accelerator.process_index
+        if batch is None:  # the zero-advantage unit failed or is disabled: mixed = not all advantages exactly 0
+            all_adv, n = self._advantages(output)
+            batch = all_adv, n, ~(all_adv.view(-1, R) == 0).all(dim=1)
+        all_adv, n, mixed = batch
+        groups_total = all_adv.numel() // R
         tool_mask = output.get("tool_mask")
         if tool_mask is not None and bool((tool_mask == 0).any()):
             self._warn_once("tool_mask", "GRPOVerifyCallback: tool masks are not modelled; the Gram and gradient "
@@ -535,7 +900,7 @@ class GRPOVerifyCallback(TrainerCallback):
         want_grad = cfg.layer_spectra or cfg.sparsity
         summed: dict[str, torch.Tensor] | None = None
         gram_sums, weighted_sums = np.zeros(len(GRAM_METRICS)), np.zeros(len(GRAM_METRICS))
-        gram_count = weighted_count = 0
+        gram_count = weighted_count = constant_count = 0
         groups_record = []
         was_training = model.training
         model.eval()
@@ -566,6 +931,8 @@ class GRPOVerifyCallback(TrainerCallback):
                         weighted_sums += [w[k] for k in GRAM_METRICS]
                         weighted_count += 1
                         entry["gram_weighted"] = {k: w[k] for k in GRAM_METRICS}
+                    else:  # constant rewards: diag(A) K diag(A) is (numerically) 0, no spectrum to rank
+                        constant_count += 1
                 if use_adv:
                     grads = {name[len(strip):]: t for name, t in res.grpo_gradients.items()}
                     if summed is None:
@@ -579,22 +946,32 @@ class GRPOVerifyCallback(TrainerCallback):
             model.train(was_training)
         self._record["groups"] = groups_record
         counts = torch.tensor([*gram_sums, gram_count, *weighted_sums, weighted_count, len(groups_record),
-                               split_gathered, split_skipped], dtype=torch.float64)
+                               split_gathered, split_skipped, constant_count], dtype=torch.float64)
         total = self._gather(counts).sum(dim=0)
         k = len(GRAM_METRICS)
         g_sum, g_n = total[:k], float(total[k])
         w_sum, w_n = total[k + 1:2 * k + 1], float(total[2 * k + 1])
-        measured, gathered, skipped = (float(x) for x in total[2 * k + 2:])
+        measured, gathered, skipped, constant_n = (float(x) for x in total[2 * k + 2:])
         self._pending.update({"groups/measured": measured, "groups/split_gathered": gathered,
                               "groups/split_skipped": skipped})
         if cfg.gram and g_n:
             self._pending.update({f"gram/{m}": float(s) / g_n for m, s in zip(GRAM_METRICS, g_sum)})
         if cfg.gram and w_n:
             self._pending.update({f"gram_weighted/{m}": float(s) / w_n for m, s in zip(GRAM_METRICS, w_sum)})
+        if cfg.gram and not g_n:
+            self._skip("gram", "no measured group had a completion token")
+        if cfg.gram and constant_n:  # the count of measured groups without a gram_weighted/* entry
+            self._skip("gram_weighted", "measured groups with constant rewards (all advantages 0) have no "
+                       "weighted Gram", constant_n)
         if want_grad:
             summed = self._all_reduce(summed, names)
             if summed is not None:
                 self._gradient_metrics(summed, "", spectra=cfg.layer_spectra, coordinates=cfg.sparsity)
+            else:
+                reason = "every measured group has constant rewards (all advantages 0): the GRPO gradient is 0"
+                for metric, on in (("layers", cfg.layer_spectra), ("sparsity", cfg.sparsity)):
+                    if on:
+                        self._skip(metric, reason)
 
     def _all_reduce(self, summed, names) -> dict[str, torch.Tensor] | None:
         """Sum the engine gradients over processes (zeros where a process measured nothing); None when all zero."""
@@ -622,7 +999,12 @@ class GRPOVerifyCallback(TrainerCallback):
         cfg = self.config
         tol = cfg.relative_tolerance
         if not any(bool(g.any()) for g in grads.values()):
-            return  # an all-zero gradient (every measured group degenerate) has no spectrum and no relative sparsity
+            # an all-zero gradient (every measured group degenerate) has no spectrum and no relative sparsity
+            reason = "the gradient is exactly 0 (every group's advantages are 0)"
+            for metric, on in ((f"{where}layers", spectra), (f"{where}sparsity", coordinates)):
+                if on:
+                    self._skip(metric, reason)
+            return
         if coordinates:
             for key, value in sparsity(list(grads.values()), cfg.sparsity_thresholds).items():
                 self._pending[f"{where}sparsity/{key}"] = value

@@ -164,6 +164,8 @@ def test_every_logged_metric_matches_a_direct_computation(offline, loss_type):
             kept = torch.tensor(a[entry["kept"]])
             g = _naive(model, entry, aggregation, advantages=kept).grpo_gradients
             grads = g if grads is None else {n: grads[n] + g[n] for n in g}
+        constant = sum(not entry["mixed"] for entry in record["groups"])
+        assert logged.get(P + "gram_weighted/skipped", 0) == constant  # the constant groups' missing weighted Gram
         for key, values in (("gram", gram_means), ("gram_weighted", weighted)):
             for metric, value in zip(GRAM_METRICS, np.mean(values, axis=0)):
                 assert logged[f"{P}{key}/{metric}"] == pytest.approx(value, rel=1e-9, abs=1e-12)
@@ -236,7 +238,7 @@ def test_sharded_parameters_are_refused_with_a_clear_message(offline):
     trainer = make_trainer(model_dir, root / "sharded", steps=1)
     callback = GRPOVerifyCallback(trainer)
     trainer.is_fsdp_enabled = True
-    with pytest.raises(RuntimeError, match=r"under FSDP.*gram=False.*delta_rank=False.*sharding_safe"):
+    with pytest.raises(RuntimeError, match=r"^grpo_verify: under FSDP.*sharding_safe.*gram=False.*delta_rank=False"):
         callback.on_train_begin(trainer.args, trainer.state, trainer.control)
     trainer.callback_handler.remove_callback(callback)
     safe = GRPOVerifyCallback(trainer, GRPOVerifyConfig.sharding_safe())
@@ -253,7 +255,7 @@ def test_bad_configuration_and_trainer_are_refused():
                 {"update_model_dtype": False, "update_bf16": False}):
         with pytest.raises(ValueError):
             GRPOVerifyConfig(**bad)
-    with pytest.raises(TypeError, match="needs a trl.GRPOTrainer"):
+    with pytest.raises(TypeError, match="needs a trl.GRPOTrainer: object is not a trl.GRPOTrainer"):
         GRPOVerifyCallback(object())
 
 
@@ -313,7 +315,10 @@ def test_an_all_zero_gradient_logs_no_spectrum_and_no_sparsity():
     callback.config, callback._pending, callback._record = GRPOVerifyConfig(), {}, {}
     zero = {"w": torch.zeros(3, 4), "b": torch.zeros(3)}
     callback._gradient_metrics(zero, "")
-    assert callback._pending == {} and "layers" not in callback._record
+    # no metric, only the keys that say why it is missing
+    assert callback._pending == {"layers/skipped": 1.0, "sparsity/skipped": 1.0} and "layers" not in callback._record
+    assert set(callback._record["skipped"]) == {"layers", "sparsity"}
+    callback._pending, callback._record = {}, {}
     mixed = {"w": torch.zeros(3, 4), "v": torch.arange(6.0).reshape(2, 3), "b": torch.ones(3)}
     callback._gradient_metrics(mixed, "")
     assert callback._pending["layers/stable_rank/median"] > 0 and len(callback._record["layers"]["stable_rank"]) == 1
