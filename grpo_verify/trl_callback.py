@@ -9,11 +9,22 @@ r"""The paper's quantities, logged from a running ``trl.GRPOTrainer``: add one o
     GRPOVerifyCallback(trainer, GRPOVerifyConfig(every=10, groups=2))   # registers itself
     trainer.train()    # grpo_verify/* keys appear in wandb / tensorboard / trainer_state.json
 
-Every ``every`` optimizer steps (``every=1`` measures every step) the callback appends its scalars to TRL's own
-per-step metric store (``trainer._metrics["train"]``); ``GRPOTrainer.log`` averages that store over the logging
-window and hands it to every reporter with TRL's own metrics (``reward``, ``frac_reward_zero_std``, ...), so the keys
-land wherever the Trainer logs. With ``logging_steps`` a multiple of ``every`` each logged value is the mean over the
-measured steps of the window. Nothing is logged outside the Trainer's logging.
+At the end of each optimizer step the callback appends its scalars to TRL's own per-step metric store
+(``trainer._metrics["train"]``), which TRL fills once per step too (one generation a step: other schedules are
+refused); ``GRPOTrainer.log`` averages every list of that store over the logging window (the mean of the values
+appended since the last log line, NaN dropped) and hands it to every reporter with TRL's own metrics (``reward``,
+``frac_reward_zero_std``, ...), so the keys land wherever the Trainer logs. Nothing is logged outside the Trainer's
+logging. Two schedules:
+
+* every step: the zero-advantage unit (``zero_adv/*``, cheap), so a logged ``zero_adv/group_fraction`` is the mean
+  over the same steps as TRL's ``frac_reward_zero_std`` on that line (the tests check equality with
+  ``logging_steps`` > 1 and ``every`` > 1);
+* every ``every`` optimizer steps (the steps starting at ``global_step % every == 0``: 1, every + 1, ...; ``every=1``
+  is every step): everything else, with ``measured_step`` (the step's number), ``seconds`` and
+  ``memory/snapshot_mib``. A log line carries the mean over the measured steps of its window and
+  ``measured_step`` the mean of their numbers: with ``every >= logging_steps`` at most one measured step falls in a
+  window and ``measured_step`` is the step the values were measured on (e.g. ``every=logging_steps=10``: the line of
+  step 10 holds step 1's measurement); a window without a measured step has none of these keys.
 
 Why a callback that wraps two bound methods
 -------------------------------------------
@@ -46,8 +57,9 @@ the other loss types, ...) are exact.
 
 A measurement that raises (units ``zero_adv``, ``gram`` (the engine pass), ``step_grad``, ``update``) does not stop
 training: one RuntimeWarning with the reason, the unit's half-written keys dropped, ``<unit>/disabled`` = 1 logged on
-every measured step after, the unit off for the rest of the run (``callback.disabled``). With several processes a
-unit failing on one process only, before a collective, would leave the others waiting in it: not handled.
+every measured step after (every step for ``zero_adv``), the unit off for the rest of the run
+(``callback.disabled``). With several processes a unit failing on one process only, before a collective, would leave
+the others waiting in it: not handled.
 
 A metric missing because of the data says why: ``<metric>/skipped`` (a count; the reason string is in the step's
 record under ``skipped``): ``gram_weighted/skipped`` counts the measured groups with constant rewards (all advantages
@@ -535,7 +547,8 @@ class GRPOVerifyCallback(TrainerCallback):
         self._originals: dict[str, Any] = {}
         self._start: dict[str, torch.Tensor] = {}
         self._previous: dict[str, torch.Tensor] = {}
-        self._measuring = False
+        self._measuring = False  # this step runs the every-k units
+        self._in_step = False  # between on_step_begin and on_step_end
         self._captured = False
         self._rewards: torch.Tensor | None = None
         self._pending: dict[str, float] = {}
@@ -631,7 +644,7 @@ class GRPOVerifyCallback(TrainerCallback):
                 else:
                     delattr(trainer, name)  # the instance attribute; the class's method shows again
         self._installed, self._originals = {}, {}
-        self._measuring = False
+        self._measuring = self._in_step = False
 
     def detach(self) -> None:
         """Remove the callback, its wrappers and its ``train`` wrapper from the trainer."""
@@ -692,7 +705,8 @@ class GRPOVerifyCallback(TrainerCallback):
         return control
 
     def on_step_begin(self, args, state, control, **kwargs):
-        self._measuring = state.global_step % self.config.every == 0
+        self._in_step = True  # the batch wrappers capture only inside a training step (not in evaluation)
+        self._measuring = state.global_step % self.config.every == 0  # the every-k units; zero_adv: every step
         self._captured = False
         self._pending, self._seconds = {}, 0.0
         self._record = {"step": state.global_step + 1}
@@ -720,26 +734,35 @@ class GRPOVerifyCallback(TrainerCallback):
                 self._skip(metric, "no parameter has .grad at on_pre_optimizer_step")
 
     def on_step_end(self, args, state, control, **kwargs):
-        if not self._measuring:
+        """Append the step's scalars to TRL's per-step store, as TRL appends its own (once per step): TRL's ``log``
+        then averages both over the same logging window. The zero-advantage unit is in every step's scalars, the
+        others only in those of measured steps, with ``measured_step`` (that step's number)."""
+        if not self._in_step:
             return control
-        t0 = time.perf_counter()
-        if self.config.update_step or self.config.update_since_start or self.config.delta_rank:
-            self._guard("update", self._update_metrics)
-        self._seconds += time.perf_counter() - t0
-        for unit in self.disabled:  # every measured step says why the unit's keys are missing
-            self._pending[f"{unit}/disabled"] = 1.0
-        self._pending["seconds"] = float(self._gather(torch.tensor([self._seconds], dtype=torch.float64)).max())
-        if self._start or self._previous:
-            self._pending["memory/snapshot_mib"] = self.snapshot_bytes() / 2**20
-        self._previous = {}
+        self._in_step = False
+        if "zero_adv" in self.disabled:  # every step says why the every-step keys are missing
+            self._pending["zero_adv/disabled"] = 1.0
+        if self._measuring:
+            t0 = time.perf_counter()
+            if self.config.update_step or self.config.update_since_start or self.config.delta_rank:
+                self._guard("update", self._update_metrics)
+            self._seconds += time.perf_counter() - t0
+            for unit in self.disabled:  # every measured step says why the unit's keys are missing
+                self._pending[f"{unit}/disabled"] = 1.0
+            self._pending["measured_step"] = float(state.global_step)
+            self._pending["seconds"] = float(self._gather(torch.tensor([self._seconds], dtype=torch.float64)).max())
+            if self._start or self._previous:
+                self._pending["memory/snapshot_mib"] = self.snapshot_bytes() / 2**20
+            self._previous = {}
         store = self.trainer._metrics["train"]
         flat = {self._key(k): float(v) for k, v in self._pending.items() if v is not None and math.isfinite(v)}
         for key, value in flat.items():
             store[key].append(value)
         self.logged[state.global_step] = flat
-        self._record["logged"] = flat
-        if len(self.records) < self.config.max_records:
-            self.records.append(self._record)
+        if self._measuring:
+            self._record["logged"] = flat
+            if len(self.records) < self.config.max_records:
+                self.records.append(self._record)
         self._measuring = False
         return control
 
@@ -747,7 +770,7 @@ class GRPOVerifyCallback(TrainerCallback):
     def _wrapped_rewards(self, original):
         def _calculate_rewards(*args, **kwargs):
             rewards = original(*args, **kwargs)
-            if self._measuring and not self._captured:
+            if self._in_step and not self._captured:
                 self._rewards = self._guard("zero_adv", lambda: rewards.detach().clone())
             return rewards
         return _calculate_rewards
@@ -755,11 +778,11 @@ class GRPOVerifyCallback(TrainerCallback):
     def _wrapped_generate(self, original):
         def _generate_and_score_completions(inputs):
             output = original(inputs)
-            if self._measuring and not self._captured and self.trainer.model.training:
+            if self._in_step and not self._captured and self.trainer.model.training:
                 self._captured = True
                 t0 = time.perf_counter()
                 try:
-                    self._measure_batch(output)
+                    self._measure_batch(output, engine=self._measuring)
                 finally:
                     self._rewards = None
                     self._seconds += time.perf_counter() - t0
@@ -773,11 +796,12 @@ class GRPOVerifyCallback(TrainerCallback):
             return values[None]
         return accelerator.gather(values.to(accelerator.device)[None]).cpu()
 
-    def _measure_batch(self, output: dict) -> None:
-        """The zero-advantage fractions, then the Gram engine pass: two units, each failing soft on its own."""
+    def _measure_batch(self, output: dict, engine: bool = True) -> None:
+        """The zero-advantage fractions (every step), then, with ``engine`` (the measured steps), the Gram engine
+        pass: two units, each failing soft on its own."""
         cfg = self.config
         batch = self._guard("zero_adv", self._zero_advantage, output)
-        if not (cfg.gram or cfg.layer_spectra or cfg.sparsity):
+        if not engine or not (cfg.gram or cfg.layer_spectra or cfg.sparsity):
             return
         self._guard("gram", self._engine_batch, output, batch)
 

@@ -633,8 +633,8 @@ def test_the_evidence_line_counts_results_proved_for_a_range_apart():
                                            {"name": "b", "family": "D9", "status": "proved for a range"},
                                            {"name": "c", "family": "D5", "status": "unproved"}]},
              "tests": [{"outcome": "passed"}, {"outcome": "failed"}], "measured": ""}
-    assert ledger.evidence_summary(entry) == ("proved: 1/3 cited results, 1 for a range (D9), checked twice (our "
-                                              "kernel and Coq): 0; tests: 1/2 passed; measured: -")
+    assert ledger.evidence_summary(entry) == ("proved: 1/3 cited results, 1 for a range (D9), 0 of them checked twice "
+                                              "(our kernel and Coq); tests: 1/2 passed; measured: -")
 
 
 # -- the checker of each result: our kernel, Coq, or both -------------------------------------------

@@ -216,11 +216,17 @@ def test_every_n_switches_and_the_stated_memory(offline):
     config = GRPOVerifyConfig(every=2, groups=1, update_model_dtype=False, delta_rank=False, layer_spectra=False,
                               step_gradient=False)
     trainer, callback, recorder, history = _train(offline, "every2", config)
-    assert sorted(callback.logged) == [1, 3]  # steps whose start has global_step % 2 == 0
-    assert not any(k.startswith(P) for k in history[2])
+    assert [r["step"] for r in callback.records] == [1, 3]  # steps whose start has global_step % 2 == 0
+    assert sorted(callback.logged) == [1, 2, 3]  # the zero-advantage unit runs on every step
+    # an unmeasured step logs only the every-step keys, equal to TRL's own
+    every_step = {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction"}
+    assert {k for k in history[2] if k.startswith(P)} == every_step
+    for step in (1, 2, 3):
+        assert history[step][P + "zero_adv/group_fraction"] == pytest.approx(history[step]["frac_reward_zero_std"])
     params = sum(p.numel() for p in recorder.initial.values())
     for step in (1, 3):
         logged = callback.logged[step]
+        assert logged[P + "measured_step"] == step
         assert logged[P + "groups/measured"] == 1
         assert not any("/layers/" in k or k.startswith(P + "layers") or "/model" in k or "delta" in k
                        for k in logged), sorted(logged)
@@ -230,7 +236,8 @@ def test_every_n_switches_and_the_stated_memory(offline):
     nothing = GRPOVerifyConfig(gram=False, layer_spectra=False, sparsity=False, step_gradient=False,
                                update_step=False, update_since_start=False, delta_rank=False)
     _, callback, _, _ = _train(offline, "nothing", nothing, steps=1)
-    assert set(callback.logged[1]) == {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction", P + "seconds"}
+    assert set(callback.logged[1]) == {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction", P + "seconds",
+                                       P + "measured_step"}
 
 
 def test_sharded_parameters_are_refused_with_a_clear_message(offline):
@@ -246,7 +253,8 @@ def test_sharded_parameters_are_refused_with_a_clear_message(offline):
     safe.on_train_end(trainer.args, trainer.state, trainer.control)
     trainer.is_fsdp_enabled = False  # train for real with the sharding-safe configuration
     trainer.train()
-    assert set(safe.logged[1]) == {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction", P + "seconds"}
+    assert set(safe.logged[1]) == {P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction", P + "seconds",
+                                    P + "measured_step"}
 
 
 def test_bad_configuration_and_trainer_are_refused():

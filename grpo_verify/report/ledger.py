@@ -153,7 +153,7 @@ def evidence_summary(entry: dict) -> str:
     coq_only = sum(d.get("checker") == rules.Checker.COQ.value for d in cited.values())
     parts = [f"proved: {len(proved)}/{len(cited)} cited results" + (f", {len(ranged)} for a range" if ranged else "")
              + (f" ({families})" if families else "")
-             + f", checked twice (our kernel and Coq): {twice}" + (f", by Coq only: {coq_only}" if coq_only else "")]
+             + f", {twice} of them checked twice (our kernel and Coq)" + (f", {coq_only} by Coq only" if coq_only else "")]
     if entry["tests"] == "not run":
         parts.append("tests: not run")
     else:
