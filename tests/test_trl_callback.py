@@ -41,7 +41,8 @@ from grpo_verify.gram import naive_gram, relative_error  # noqa: E402
 from grpo_verify.trl_callback import GRAM_METRICS, GRPOVerifyCallback, GRPOVerifyConfig  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from trl_two_process_worker import OFFLINE, WeightRecorder, build_tiny_model, make_trainer  # noqa: E402
+from trl_two_process_worker import (OFFLINE, WeightRecorder, build_tiny_model, make_trainer,  # noqa: E402
+                                     offline_tiny_model)
 
 P = "grpo_verify/"
 TOL = 1e-6  # relative tolerance of the tolerance rank (the callback's default)
@@ -49,14 +50,7 @@ TOL = 1e-6  # relative tolerance of the tolerance rank (the callback's default)
 
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory):
-    import huggingface_hub.constants
-
-    with pytest.MonkeyPatch.context() as patch:
-        for name in OFFLINE:
-            patch.setenv(name, "1")
-        patch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-        root = tmp_path_factory.mktemp("trl_callback")
-        yield root, build_tiny_model(root / "tiny")
+    yield from offline_tiny_model(tmp_path_factory.mktemp("trl_callback"))
 
 
 def _train(offline, name, config, **trainer_kwargs):

@@ -29,7 +29,7 @@ from grpo_verify.trl_callback import (REFUSALS, TRL_CHECKED, GRPOVerifyCallback,
 
 sys.path.insert(0, str(Path(__file__).parent))
 import trl_two_process_worker as worker  # noqa: E402
-from trl_two_process_worker import OFFLINE, build_tiny_model, make_trainer  # noqa: E402
+from trl_two_process_worker import make_trainer, offline_tiny_model  # noqa: E402
 
 P = "grpo_verify/"
 WRAPPED = ("_generate_and_score_completions", "_calculate_rewards")
@@ -38,14 +38,7 @@ NO_ENGINE = {"gram": False, "layer_spectra": False, "sparsity": False}
 
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory):
-    import huggingface_hub.constants
-
-    with pytest.MonkeyPatch.context() as patch:
-        for name in OFFLINE:
-            patch.setenv(name, "1")
-        patch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-        root = tmp_path_factory.mktemp("trl_refusals")
-        yield root, build_tiny_model(root / "tiny")
+    yield from offline_tiny_model(tmp_path_factory.mktemp("trl_refusals"))
 
 
 def _trainer(offline, name, **kwargs):

@@ -29,6 +29,19 @@ PROMPTS = ["w3 w4", "w5 w6", "w7 w8", "w9 w10", "w11 w12", "w13 w14"]
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
+def offline_tiny_model(root: Path):
+    """A generator for a module-scoped pytest fixture: the hub switched off (environment and huggingface_hub's
+    constant) while the tests run, and (root, path of the tiny model built under root)."""
+    import huggingface_hub.constants
+    import pytest
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in OFFLINE:
+            patch.setenv(name, "1")
+        patch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+        yield root, build_tiny_model(root / "tiny")
+
+
 def build_tiny_model(folder: Path) -> Path:
     """Save the tiny float64 Llama and its word-level tokenizer to ``folder`` (once)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
