@@ -8,12 +8,13 @@
    - with R i.i.d. draws x_1..x_R from a finite distribution p on K outcomes (GroupCommon's
      `expectation`, a sum over all K^R outcome tuples; only \sum_k p k = 1 is used, not p >= 0),
      reward rho(x_j) and score g(x_j) with E[g] = 0: E[h(x_i, x_j)] = E[rho g] for draws i != j, the
-     projection E[h(x, X)] = ((rho0 - mu) gamma0 + G)/2, Var((r - mu) g) = V_or, zeta_1 = V_or/4 and
+     projection E[h(x, X)] = ((rho0 - mu) gamma0 + G)/2 (mu = E[r]), Var((r - m) g) = V_or(m) and
+     Var(G/2 + (r - m) g/2) = V_or(m)/4 for every constant m (V_or = V_or(E[r]), so zeta_1 = V_or/4), and
      zeta_2 = Var(h) = (V_or + Var(r) E[g^2] + G^2)/2, every moment from D5's product-form
      expectation (independence is proved, not assumed);
    - Hoeffding's formula for RLOO for every R >= 2, proved by counting which draws coincide in
-     E[U^2]: Var(U) = 4(R-2)/(R(R-1)) V_or/4 + 2/(R(R-1)) zeta_2, and Var(O) = V_or/R for the
-     oracle-baseline estimator O = (1/R) \sum_i (r_i - mu) g_i (R >= 1);
+     E[U^2]: Var(U) = 4(R-2)/(R(R-1)) V_or/4 + 2/(R(R-1)) zeta_2, and Var(O) = V_or(m)/R for the
+     oracle-baseline estimator O = (1/R) \sum_i (r_i - m) g_i with any constant m (R >= 1);
    - the algebra in the symbols V_or, zeta_1, zeta_2, c, kappa, N_j that the Python derives from it:
      the 1 + c/(R-1) form, c >= 0, Var(U) >= V_or/R, 0 <= ratio - 1 <= 2c/R, the no-std estimator's
      MSE, and the comparison with D8's optimal constant baseline b* = N_1/N_0. *)
@@ -40,12 +41,24 @@ Definition rloo_estimator {F : numFieldType} {R : nat} (r g : 'I_R -> F) : F :=
 (* the symmetric pair kernel h = (r_i - r_j)(g_i - g_j)/2 *)
 Definition pair_kernel {F : numFieldType} (ri rj gi gj : F) : F := (ri - rj) * (gi - gj) / 2.
 
-(* V_or = M_2 - 2 mu M_1 + mu^2 M_0 - G^2, M_a = E[r^a g^2], mu = E[r], G = E[r g] *)
+(* V_or(mu) = M_2 - 2 mu M_1 + mu^2 M_0 - G^2, M_a = E[r^a g^2], G = E[r g], for any constant mu:
+   Var((r - mu) g) when E[g] = 0 *)
+Definition oracle_variance_at {F : numFieldType} {K : nat} (p rho g : 'I_K -> F) (mu : F) : F :=
+  expectation1 p (fun k => rho k ^+ 2 * g k ^+ 2)
+  - 2 * mu * expectation1 p (fun k => rho k * g k ^+ 2)
+  + mu ^+ 2 * expectation1 p (fun k => g k ^+ 2)
+  - expectation1 p (fun k => rho k * g k) ^+ 2.
+
+(* V_or = V_or(mu) at mu = E[r] (oracle_variance_at_mean) *)
 Definition oracle_variance {F : numFieldType} {K : nat} (p rho g : 'I_K -> F) : F :=
   expectation1 p (fun k => rho k ^+ 2 * g k ^+ 2)
   - 2 * expectation1 p rho * expectation1 p (fun k => rho k * g k ^+ 2)
   + expectation1 p rho ^+ 2 * expectation1 p (fun k => g k ^+ 2)
   - expectation1 p (fun k => rho k * g k) ^+ 2.
+
+Lemma oracle_variance_at_mean {F : numFieldType} {K : nat} (p rho g : 'I_K -> F) :
+  oracle_variance_at p rho g (expectation1 p rho) = oracle_variance p rho g.
+Proof. by []. Qed.
 
 (* zeta_2 = (V_or + (S_2 - mu^2) M_0 + G^2)/2, S_2 = E[r^2] *)
 Definition pair_kernel_variance {F : numFieldType} {K : nat} (p rho g : 'I_K -> F) : F :=
@@ -186,7 +199,7 @@ Variables (p rho g : 'I_K -> F).
 Hypothesis p_sum1 : \sum_(k < K) p k = 1.
 Hypothesis g_mean0 : expectation1 p g = 0.
 
-Let mu := expectation1 p rho.
+Let Er := expectation1 p rho.
 Let G := expectation1 p (fun k => rho k * g k).
 
 (* mirrors d9_group_size.pair_kernel_is_unbiased
@@ -218,49 +231,80 @@ rewrite expectation1_scale expectation1_add !expectation1_sub !expectation1_scal
 by rewrite expectation1_const1 // g_mean0; field.
 Qed.
 
-Lemma oracle_term_mean :
-  expectation1 p (fun k => (rho k - mu) * g k) = G.
+(* E[(r - m) g] = G and E[((r - m) g)^2] = V_or(m) + G^2 for every constant m (E[g] = 0) *)
+Lemma oracle_term_mean_at (m : F) :
+  expectation1 p (fun k => (rho k - m) * g k) = G.
 Proof.
-transitivity (expectation1 p (fun k => rho k * g k - mu * g k)).
+transitivity (expectation1 p (fun k => rho k * g k - m * g k)).
   by apply: eq_expectation1 => k; rewrite mulrBl.
 by rewrite expectation1_sub expectation1_scale g_mean0 mulr0 subr0.
 Qed.
 
-Lemma oracle_term_second_moment :
-  expectation1 p (fun k => ((rho k - mu) * g k) ^+ 2) = oracle_variance p rho g + G ^+ 2.
+Lemma oracle_term_second_moment_at (m : F) :
+  expectation1 p (fun k => ((rho k - m) * g k) ^+ 2) = oracle_variance_at p rho g m + G ^+ 2.
 Proof.
-transitivity (expectation1 p (fun k => rho k ^+ 2 * g k ^+ 2 - (2 * mu) * (rho k * g k ^+ 2)
-    + mu ^+ 2 * g k ^+ 2)).
+transitivity (expectation1 p (fun k => rho k ^+ 2 * g k ^+ 2 - (2 * m) * (rho k * g k ^+ 2)
+    + m ^+ 2 * g k ^+ 2)).
   by apply: eq_expectation1 => k; ring.
-rewrite expectation1_add expectation1_sub !expectation1_scale /oracle_variance -/mu -/G.
+rewrite expectation1_add expectation1_sub !expectation1_scale /oracle_variance_at -/G.
 ring.
 Qed.
 
-(* mirrors d9_group_size.oracle_baseline_term_variance_is_V_or *)
-Theorem oracle_baseline_term_variance_is_V_or :
+Lemma oracle_term_mean :
+  expectation1 p (fun k => (rho k - Er) * g k) = G.
+Proof. exact: oracle_term_mean_at. Qed.
+
+Lemma oracle_term_second_moment :
+  expectation1 p (fun k => ((rho k - Er) * g k) ^+ 2) = oracle_variance p rho g + G ^+ 2.
+Proof. by rewrite oracle_term_second_moment_at oracle_variance_at_mean. Qed.
+
+(* mirrors d9_group_size.oracle_baseline_term_variance_is_V_or
+   (for every constant baseline mu, as in the Python; V_or(mu) = oracle_variance_at) *)
+Theorem oracle_baseline_term_variance_is_V_or (mu : F) :
+  expectation1 p (fun k => ((rho k - mu) * g k) ^+ 2)
+  - expectation1 p (fun k => (rho k - mu) * g k) ^+ 2
+  = oracle_variance_at p rho g mu.
+Proof. by rewrite oracle_term_second_moment_at oracle_term_mean_at addrK. Qed.
+
+(* the same at mu = E[r] *)
+Theorem oracle_baseline_term_variance_is_V_or_at_the_mean :
   expectation1 p (fun k => ((rho k - expectation1 p rho) * g k) ^+ 2)
   - expectation1 p (fun k => (rho k - expectation1 p rho) * g k) ^+ 2
   = oracle_variance p rho g.
-Proof. by rewrite oracle_term_second_moment oracle_term_mean addrK. Qed.
+Proof. by rewrite oracle_baseline_term_variance_is_V_or oracle_variance_at_mean. Qed.
 
-(* mirrors d9_group_size.first_projection_variance_is_quarter_oracle_variance *)
-Theorem first_projection_variance_is_quarter_oracle_variance :
-  let h1 k := ((rho k - expectation1 p rho) * g k + expectation1 p (fun k => rho k * g k)) / 2 in
-  expectation1 p (fun k => h1 k ^+ 2) - expectation1 p h1 ^+ 2 = oracle_variance p rho g / 4.
+(* mirrors d9_group_size.first_projection_variance_is_quarter_oracle_variance
+   (h_1 = G/2 + (r - mu) g/2 for every constant mu, as in the Python; at mu = E[r] it is the
+   projection of pair_kernel_projection_is_half_oracle_term_plus_half_gradient) *)
+Theorem first_projection_variance_is_quarter_oracle_variance (mu : F) :
+  let h1 k := expectation1 p (fun k => rho k * g k) / 2 + (rho k - mu) * g k / 2 in
+  expectation1 p (fun k => h1 k ^+ 2) - expectation1 p h1 ^+ 2 = oracle_variance_at p rho g mu / 4.
 Proof.
-move=> h1; rewrite -/mu -/G in h1 *.
+move=> h1; rewrite -/G in h1 *.
 pose t k := (rho k - mu) * g k.
 have e1 : expectation1 p h1 = G.
   transitivity (expectation1 p (fun k => 2^-1 * t k + (2^-1 * G) * 1)).
     by apply: eq_expectation1 => k; rewrite /h1 /t; field.
-  rewrite expectation1_add !expectation1_scale expectation1_const1 // oracle_term_mean.
+  rewrite expectation1_add !expectation1_scale expectation1_const1 // oracle_term_mean_at.
   by field.
 have e2 : expectation1 p (fun k => h1 k ^+ 2)
     = 4^-1 * expectation1 p (fun k => t k ^+ 2) + (2^-1 * G) * G + (4^-1 * G ^+ 2) * 1.
   transitivity (expectation1 p (fun k => 4^-1 * t k ^+ 2 + (2^-1 * G) * t k + (4^-1 * G ^+ 2) * 1)).
     by apply: eq_expectation1 => k; rewrite /h1 /t; field.
-  by rewrite !expectation1_add !expectation1_scale expectation1_const1 // oracle_term_mean.
-by rewrite e1 e2 oracle_term_second_moment; field.
+  by rewrite !expectation1_add !expectation1_scale expectation1_const1 // oracle_term_mean_at.
+by rewrite e1 e2 oracle_term_second_moment_at; field.
+Qed.
+
+(* the same at mu = E[r], in the projection's form ((r - E[r]) g + G)/2 *)
+Theorem first_projection_variance_is_quarter_oracle_variance_at_the_mean :
+  let h1 k := ((rho k - expectation1 p rho) * g k + expectation1 p (fun k => rho k * g k)) / 2 in
+  expectation1 p (fun k => h1 k ^+ 2) - expectation1 p h1 ^+ 2 = oracle_variance p rho g / 4.
+Proof.
+move=> h1; rewrite -oracle_variance_at_mean.
+rewrite -(first_projection_variance_is_quarter_oracle_variance (expectation1 p rho)) /=.
+have e : h1 =1 (fun k => G / 2 + (rho k - expectation1 p rho) * g k / 2).
+  by move=> k; rewrite /h1 -/G; field.
+rewrite -/G; congr (_ - _ ^+ 2); apply: eq_expectation1 => k; by rewrite e.
 Qed.
 
 (* mirrors d9_group_size.pair_kernel_variance_closed_form
@@ -287,7 +331,7 @@ transitivity (expectation p (fun x : {ffun 'I_R -> 'I_K} => 4^-1 * (
   by rewrite /pair_kernel /A /B /C /D /E /T; field.
 rewrite !(expectation_sub, expectation_scale, expectation_add).
 rewrite !(expectation_one_draw p_sum1) !expectation_two_draws // g_mean0 !mulr0 !addr0.
-rewrite /pair_kernel_variance /oracle_variance -/mu -/G /A /B /C /E /T.
+rewrite /pair_kernel_variance /oracle_variance -/Er -/G /A /B /C /E /T.
 by field.
 Qed.
 
@@ -296,8 +340,74 @@ End PairMoments.
 Print Assumptions pair_kernel_is_unbiased.
 Print Assumptions pair_kernel_projection_is_half_oracle_term_plus_half_gradient.
 Print Assumptions oracle_baseline_term_variance_is_V_or.
+Print Assumptions oracle_baseline_term_variance_is_V_or_at_the_mean.
 Print Assumptions first_projection_variance_is_quarter_oracle_variance.
+Print Assumptions first_projection_variance_is_quarter_oracle_variance_at_the_mean.
 Print Assumptions pair_kernel_variance_closed_form.
+
+(* ------------------------------------------------------------------------------------------------ *)
+(* The oracle-baseline estimator for every constant baseline mu                                      *)
+
+Section OracleBaseline.
+Variable F : numFieldType.
+Variables R K : nat.
+Variables (p rho g : 'I_K -> F).
+Hypothesis p_sum1 : \sum_(k < K) p k = 1.
+Hypothesis g_mean0 : expectation1 p g = 0.
+Variable mu : F.
+
+Let G := expectation1 p (fun k => rho k * g k).
+Let t k := (rho k - mu) * g k.
+Let O (x : {ffun 'I_R -> 'I_K}) := (R%:R)^-1 * \sum_(i < R) t (x i).
+
+Lemma mean_oracle_at : (0 < R)%N -> expectation p O = G.
+Proof.
+move=> hR; have h0 : (R%:R : F) != 0 by apply: natr_neq0.
+rewrite /O expectation_scale expectation_sum.
+rewrite (eq_bigr (fun _ => G)); last first.
+  by move=> i _; rewrite (expectation_one_draw p_sum1 t) /t oracle_term_mean_at.
+by rewrite sumr_const card_ord -[G *+ R]mulr_natl mulKf.
+Qed.
+
+Lemma second_moment_oracle_at :
+  expectation p (fun x => O x * O x)
+  = (R%:R)^-1 * (R%:R)^-1 * (R%:R * (oracle_variance_at p rho g mu + G ^+ 2 + (R%:R - 1) * G ^+ 2)).
+Proof.
+transitivity (expectation p (fun x : {ffun 'I_R -> 'I_K} =>
+    (R%:R)^-1 * (R%:R)^-1 * \sum_(i < R) \sum_(k < R) t (x i) * t (x k))).
+  apply: eq_expectation => x; rewrite /O mulrACA mulr_suml; congr (_ * _).
+  by apply: eq_bigr => i _; rewrite mulr_sumr.
+rewrite expectation_scale expectation_sum; congr (_ * _).
+rewrite (eq_bigr (fun _ => oracle_variance_at p rho g mu + G ^+ 2 + (R%:R - 1) * G ^+ 2)).
+  by rewrite sumr_const card_ord mulr_natl.
+move=> i _; rewrite expectation_sum (bigD1 i) //=.
+rewrite (expectation_one_draw p_sum1 (fun k => t k * t k)); congr (_ + _).
+  rewrite -(oracle_term_second_moment_at p rho g mu); apply: eq_expectation1 => k.
+  by rewrite /t expr2.
+rewrite -(sum_neq_const i); apply: eq_bigr => k hki.
+have hik : i != k by rewrite eq_sym.
+by rewrite (expectation_two_draws p_sum1 t t hik) /t oracle_term_mean_at // expr2.
+Qed.
+
+(* mirrors d9_group_size.oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R
+   (one coordinate; R >= 1; every constant baseline mu, as in the Python) *)
+Theorem oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R :
+  (0 < R)%N ->
+  let Or := fun x : {ffun 'I_R -> 'I_K} =>
+    (R%:R)^-1 * \sum_(i < R) (rho (x i) - mu) * g (x i) in
+  expectation p (fun x => Or x ^+ 2) - expectation p Or ^+ 2 = oracle_variance_at p rho g mu / R%:R.
+Proof.
+move=> hR Or; have h0 : (R%:R : F) != 0 by apply: natr_neq0.
+have -> : expectation p Or = expectation p O by [].
+transitivity (expectation p (fun x => O x * O x) - expectation p O ^+ 2).
+  by congr (_ - _); apply: eq_expectation => x; rewrite expr2.
+rewrite second_moment_oracle_at mean_oracle_at //.
+by field.
+Qed.
+
+End OracleBaseline.
+
+Print Assumptions oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R.
 
 (* ------------------------------------------------------------------------------------------------ *)
 (* Hoeffding's counting for every R: which draws coincide in E[O^2], E[O D], E[D^2]                 *)
@@ -498,20 +608,16 @@ rewrite expectation_sum /C -(degenerate_pair_sum hji); apply: eq_bigr => k _.
 by rewrite expectation_bigsum.
 Qed.
 
-(* mirrors d9_group_size.oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R
-   (one coordinate; R >= 1) *)
-Theorem oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R :
+(* the oracle-baseline estimator at mu = E[r], the O of U = O - D (one coordinate; R >= 1) *)
+Theorem oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R_at_the_mean :
   (0 < R)%N ->
   let Or := fun x : {ffun 'I_R -> 'I_K} =>
     (R%:R)^-1 * \sum_(i < R) (rho (x i) - expectation1 p rho) * g (x i) in
   expectation p (fun x => Or x ^+ 2) - expectation p Or ^+ 2 = oracle_variance p rho g / R%:R.
 Proof.
-move=> hR Or; have h0 : (R%:R : F) != 0 by apply: natr_neq0.
-have -> : expectation p Or = expectation p O by [].
-transitivity (expectation p (fun x => O x * O x) - expectation p O ^+ 2).
-  by congr (_ - _); apply: eq_expectation => x; rewrite expr2.
-rewrite second_moment_O mean_O //.
-by field.
+move=> hR; rewrite -oracle_variance_at_mean.
+exact: (oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R rho p_sum1 g_mean0
+  (expectation1 p rho) hR).
 Qed.
 
 (* mirrors d9_group_size.rloo_variance_is_hoeffding_formula_for_every_R
@@ -548,7 +654,7 @@ Qed.
 
 End Hoeffding.
 
-Print Assumptions oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R.
+Print Assumptions oracle_baseline_estimator_variance_is_V_or_over_R_for_every_R_at_the_mean.
 Print Assumptions rloo_variance_is_hoeffding_formula_for_every_R.
 
 (* ------------------------------------------------------------------------------------------------ *)
