@@ -51,8 +51,9 @@ a setting the callback does not model exactly: a TRL outside ``TRL_CHECKED`` (th
 ``steps_per_generation != gradient_accumulation_steps``, ``num_iterations > 1``, ``multi_objective_aggregation=
 "normalize_then_sum"``, and, while an engine metric (gram, layer_spectra, sparsity) is on: a loss type without a
 known on-policy weighting, bnpo with several micro-batches or processes, ``top_entropy_quantile < 1``, vLLM importance
-sampling, an off-policy mask that can drop sequences on-policy, ``delta < 1``, a PEFT model with gradient
-checkpointing. The rule comments say why the settings not listed (scale_rewards, sequence-level importance sampling,
+sampling, an off-policy mask that can drop sequences on-policy, ``delta < 1``, a PEFT model other than LoRA on
+Linear layers (DoRA and other LoRA variants, embedding / convolution LoRA, ``target_parameters``, other tuners). The
+rule comments say why the settings not listed (scale_rewards, sequence-level importance sampling,
 the other loss types, ...) are exact.
 
 A measurement that raises (units ``zero_adv``, ``gram`` (the engine pass), ``step_grad``, ``update``) does not stop
@@ -88,7 +89,9 @@ off-policy mask and vLLM importance weights are refused (above).
   leaves round-off/1e-4 in a constant group of non-dyadic rewards, so this can be smaller).
 * **Gram** (``gram/*``, ``gram_weighted/*``): for ``groups`` of the groups each process owns (mixed-reward groups
   first), the exact R x R Gram K = G G^T of the per-rollout score vectors g_i = grad l_i over all trainable
-  parameters (:func:`grpo_verify.gram.rollout_gram`, one forward + backward per group), and its rank metrics
+  parameters (:func:`grpo_verify.gram.rollout_gram`, one forward + backward per group; with a LoRA ``peft_config``
+  the adapter parameters only, frozen base weights have no entries, with or without gradient checkpointing), and
+  its rank metrics
   (effective, stable, participation ratio, tolerance rank); the same for diag(A) K diag(A), the Gram of the
   advantage-weighted rows (mixed groups only). Logged: the mean over the measured groups of all processes. The full
   matrices are kept in ``callback.records``. A group is re-padded on its own (no left padding: one prompt), so
@@ -460,16 +463,54 @@ def _is_peft(model) -> bool:
     return bool(getattr(model, "peft_config", None)) or bool(getattr(model, "_hf_peft_config_loaded", False))
 
 
-def _rule_peft_checkpointing(trainer, cfg) -> str | None:
-    # known crash (a later part fixes it): with a PEFT model and gradient checkpointing the Gram engine's backward
-    # has no graph root ("the Gram engine found no graph root"); refused here instead of failing mid-run
-    args = trainer.args
-    checkpointing = bool(getattr(args, "gradient_checkpointing", False) or getattr(args, "activation_checkpointing",
-                                                                                   False))
-    if not checkpointing or not _is_peft(trainer.accelerator.unwrap_model(trainer.model)):
+def _rule_peft_unverified(trainer, cfg) -> str | None:
+    # LoRA (peft LoraConfig) on Linear layers is measured, with and without gradient checkpointing
+    # (tests/test_trl_callback_lora.py): the adapters' lora_A / lora_B are nn.Linear modules called as modules, so the
+    # engine's hooks see every use, and the Gram is over the trainable (adapter) parameters only. Gradient
+    # checkpointing is off for the measuring pass (eval()); the leaf PEFT's enable_input_require_grads makes of the
+    # frozen embedding's output is differentiated to (grpo_verify.gram.engine._foreign_leaves). Refused: adapters that
+    # read a trainable tensor outside a module call, a use the engine's hooks would miss (a silently wrong K):
+    # embedding LoRA (F.embedding on lora_embedding_A), target_parameters (parametrized weights), trainable tokens;
+    # and what is not checked: LoRA variants (DoRA & co. wrap the adapters in their own forward, which only the
+    # engine's per-rollout exact fallback would cover), convolution / quantized LoRA layers, the other PEFT tuners.
+    # modules_to_save copies are ordinary modules called as modules: accepted
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if not _is_peft(model):
         return None
-    return ("a PEFT model with gradient_checkpointing=True: the Gram engine finds no graph root to differentiate "
-            "(\"the Gram engine found no graph root\"); not supported yet (set gradient_checkpointing=False)")
+    configs = getattr(model, "peft_config", None)
+    configs = configs if isinstance(configs, dict) else {}
+    for adapter, config in configs.items():
+        kind = str(getattr(getattr(config, "peft_type", None), "value", getattr(config, "peft_type", "?")))
+        if kind != "LORA":
+            return (f"a PEFT model with peft_type={kind} (adapter {adapter!r}): only LoRA on Linear layers is "
+                    "measured and checked; not modelled")
+        if getattr(config, "target_parameters", None):
+            return (f"a PEFT LoRA model with target_parameters={list(config.target_parameters)}: the adapters act "
+                    "on parameters directly, not through module calls the Gram engine hooks; not modelled")
+    try:
+        from peft.tuners.lora import Linear as LoraLinear
+        from peft.tuners.tuners_utils import BaseTunerLayer
+        from peft.utils.other import AuxiliaryTrainingWrapper, ModulesToSaveWrapper
+    except ImportError:  # a PEFT model without peft importable: nothing known to be safe
+        return "a PEFT model but peft cannot be imported to check its layers; not modelled"
+    for name, module in model.named_modules():
+        if isinstance(module, AuxiliaryTrainingWrapper) and not isinstance(module, ModulesToSaveWrapper):
+            # e.g. trainable_token_indices: F.embedding on a delta tensor, a use outside a module call
+            return (f"a PEFT model with {type(module).__name__} at {name}: it reads trainable tensors outside module "
+                    "calls the Gram engine hooks; not modelled")
+        if not isinstance(module, BaseTunerLayer):
+            continue
+        if type(module) is not LoraLinear:
+            return (f"a PEFT layer {name} of type {type(module).__name__}: only LoRA on Linear layers is measured "
+                    "and checked (embedding LoRA reads its weights outside module calls; the other layer types and "
+                    "tuners are not checked); not modelled")
+        variants = getattr(module, "lora_variant", None) or {}
+        if variants:
+            kinds = sorted({type(v).__name__ for v in variants.values()})
+            return (f"a PEFT LoRA layer {name} with a LoRA variant ({', '.join(kinds)}, e.g. use_dora=True): the "
+                    "variant wraps the adapters in its own forward, which the Gram engine was not checked on; not "
+                    "modelled")
+    return None
 
 
 # The refusal table: every setting the callback does not model exactly, checked in this order at on_train_begin
@@ -495,7 +536,7 @@ REFUSALS: tuple[Rule, ...] = (
     Rule("vllm_importance_sampling", _rule_vllm_importance, ENGINE_METRICS),
     Rule("off_policy_mask", _rule_off_policy_mask, ENGINE_METRICS),
     Rule("two_sided_delta", _rule_two_sided_delta, ENGINE_METRICS),
-    Rule("peft_gradient_checkpointing", _rule_peft_checkpointing, ENGINE_METRICS),
+    Rule("peft_unverified", _rule_peft_unverified, ENGINE_METRICS),
 )
 
 

@@ -116,12 +116,15 @@ def test_settings_set_on_the_trainer_are_refused(offline, monkeypatch):
         finally:
             for k, v in saved.items():
                 setattr(trainer, k, v)
-    # a PEFT model with gradient checkpointing (TRL 1.16's default) crashes the Gram engine: refused, then train()
+    # a PEFT tuner other than LoRA (here IA3, set where the rule reads it): refused, then train(); LoRA on Linear
+    # layers, with and without gradient checkpointing, is measured (tests/test_trl_callback_lora.py, which also
+    # builds a real DoRA trainer and checks it is refused)
     model = trainer.accelerator.unwrap_model(trainer.model)
     assert trainer.args.gradient_checkpointing
-    model.peft_config = {"default": object()}
+    model.peft_config = {"default": SimpleNamespace(peft_type="IA3")}
     try:
-        _refused_at_train(trainer, config, r"PEFT model with gradient_checkpointing=True.*no graph root")
+        _refused_at_train(trainer, config, r"PEFT model with peft_type=IA3 \(adapter 'default'\): only LoRA on "
+                          r"Linear layers")
         assert refusal(trainer, GRPOVerifyConfig(**NO_ENGINE)) is None
     finally:
         del model.peft_config

@@ -14,6 +14,12 @@ By default the backward does NOT compute the batch's parameter gradients (the pa
 frozen for the pass and the roots of the graph - e.g. the input-embedding output - made to
 require grad); only activation gradients flow, which the Gram needs. Parameters that were not
 trainable (requires_grad False) are not part of theta and are skipped.
+
+The backward differentiates with respect to the engine's roots AND every other leaf requiring grad
+that the objectives reach (:func:`_foreign_leaves`): a frozen module the engine does not hook can
+output such a leaf (PEFT's / transformers' ``enable_input_require_grads`` on a frozen input embedding,
+LoRA's setting under gradient checkpointing); everything downstream of it then already requires grad,
+so no hooked output becomes a root, and only that leaf connects the graph to a differentiation input.
 """
 
 from __future__ import annotations
@@ -139,6 +145,30 @@ def _reroot(output, roots: list):
         for key, value in list(output.items()):
             output[key] = _reroot(value, roots)
     return output
+
+
+def _foreign_leaves(output: torch.Tensor, roots: list) -> list[torch.Tensor]:
+    """The leaves requiring grad that ``output``'s graph reaches, other than ``roots``: tensors made to
+    require grad outside the engine (e.g. by a forward hook on a frozen module the engine does not hook,
+    such as ``enable_input_require_grads`` on a frozen input embedding). Differentiating with respect to
+    them too makes the backward run through every hooked output between them and ``output``; their
+    own gradients are discarded (``torch.autograd.grad`` accumulates nothing)."""
+    if output.grad_fn is None:
+        return []
+    own = {id(r) for r in roots}
+    seen, stack, leaves = set(), [output.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)  # an AccumulateGrad node: a leaf requiring grad
+        if isinstance(variable, torch.Tensor):
+            if id(variable) not in own:
+                leaves.append(variable)
+            continue
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return leaves
 
 
 class _GramEngine:
@@ -395,7 +425,9 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
                     f"non-finite rollout objectives {objectives.tolist()}: the model's forward produced NaN/inf "
                     "(e.g. transformers' eager attention in float64 with left padding turns fully masked pad rows "
                     "into NaN, which then leaks through 0 * NaN)")
-            targets = engine.roots if skip_weight_grads else list(engine.params.values())
+            # the engine's roots and any other leaf requiring grad behind the objectives (see _foreign_leaves)
+            targets = ([*engine.roots, *_foreign_leaves(objectives, engine.roots)] if skip_weight_grads
+                       else list(engine.params.values()))
             used = any(acc.open_uses > 0 for acc in engine.acc.values())
             if used and not (objectives.requires_grad and targets):
                 # fail closed: the forward used trainable parameters, and without a backward their K would be an
