@@ -149,8 +149,7 @@ def evidence_summary(entry: dict) -> str:
     proved = [d for d in cited.values() if d["status"] == Status.PROVED.value]
     ranged = [d for d in cited.values() if d["status"] == Status.PROVED_FOR_RANGE.value]
     families = ", ".join(sorted({d["family"] for d in proved + ranged}, key=lambda f: (len(f), f)))
-    twice = sum(d.get("checker") == rules.Checker.BOTH.value for d in cited.values())
-    coq_only = sum(d.get("checker") == rules.Checker.COQ.value for d in cited.values())
+    twice, coq_only = _checker_counts(cited.values())
     parts = [f"proved: {len(proved)}/{len(cited)} cited results" + (f", {len(ranged)} for a range" if ranged else "")
              + (f" ({families})" if families else "")
              + f", {twice} of them checked twice (our kernel and Coq)" + (f", {coq_only} by Coq only" if coq_only else "")]
@@ -164,12 +163,17 @@ def evidence_summary(entry: dict) -> str:
     return "; ".join(parts)
 
 
+def _checker_counts(derivations) -> tuple[int, int]:
+    """(checked twice by our kernel and Coq, checked by Coq only) among ledger entries of cited results."""
+    checkers = [d.get("checker") for d in derivations]
+    return checkers.count(rules.Checker.BOTH.value), checkers.count(rules.Checker.COQ.value)
+
+
 def checker_summary(derivations: Sequence[dict]) -> str:
     """How many of the results cited for a statement were checked twice (our kernel and Coq), or by Coq only."""
     if not derivations:
         return ""
-    twice = sum(d.get("checker") == rules.Checker.BOTH.value for d in derivations)
-    coq_only = sum(d.get("checker") == rules.Checker.COQ.value for d in derivations)
+    twice, coq_only = _checker_counts(derivations)
     text = f"{twice} of {len(derivations)} results checked twice, by our kernel and Coq"
     return text + (f", {coq_only} by Coq only" if coq_only else "")
 
@@ -488,6 +492,11 @@ def readme_rows(ledger: dict) -> list[str]:
             for key, title, verdict, why, strongest, evidence in summary_rows(ledger)]
 
 
+def _checkers_suffix(strongest: dict) -> str:
+    """" (n of m results checked twice, ...)" after the strongest form's standing ("" when nothing is cited)."""
+    return f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+
+
 def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:
     """Per claim: key, title, verdict as worded, its main reason, the strongest proved form (standing:
     statement) and the evidence line."""
@@ -497,7 +506,7 @@ def summary_rows(ledger: dict) -> list[tuple[str, str, str, str, str, str]]:
         first = c["counterexamples"] and c["verdict"] != Verdict.INCONCLUSIVE.value
         why = c["counterexamples"][0] if first else (c["reasons"][0] if c["reasons"] else "")
         strongest = c["strongest"]
-        checkers = f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+        checkers = _checkers_suffix(strongest)
         rows.append((c["key"], c["title"], c["verdict"], why,
                      f"{strongest['standing']}{checkers}: {strongest['statement']}", c["evidence"]))
     return rows
@@ -544,7 +553,7 @@ def markdown(ledger: dict) -> str:
                 L += [f"{label}:", ""] + [f"- {x}" for x in c[key]] + [""]
         L += ["Results cited for the claim as worded:", ""] + _md_derivations(c["derivations"])
         strongest = c["strongest"]
-        checkers = f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+        checkers = _checkers_suffix(strongest)
         L += ["", f"**Strongest proved form: {strongest['standing']}{checkers}.** {strongest['statement']}", ""]
         L += [f"- {x}" for x in strongest["reasons"]] + ["", "Results cited for it:", ""]
         L += _md_derivations(strongest["derivations"])
@@ -764,7 +773,7 @@ def latex_document(ledger: dict, graphics: bool = True) -> str:
                 B += [rf"\paragraph{{{label}.}}", r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in c[key]] + [r"\end{itemize}"]
         B += [r"\paragraph{Results cited for the claim as worded.}"] + _tex_derivations(c["derivations"])
         strongest = c["strongest"]
-        checkers = f" ({strongest['checkers']})" if strongest.get("checkers") else ""
+        checkers = _checkers_suffix(strongest)
         B += [r"\subsection*{Strongest proved form: " + tex(strongest["standing"] + checkers) + "}",
               tex(strongest["statement"]),
               r"\begin{itemize}"] + [rf"\item {tex(x)}" for x in strongest["reasons"]] + [r"\end{itemize}"]
