@@ -677,26 +677,25 @@ class GRPOVerifyCallback(TrainerCallback):
 
     def _uninstall(self) -> None:
         """Put TRL's methods back (idempotent); only our own wrappers are touched."""
-        trainer = self.trainer
         for name, (wrapped, was_instance) in list(self._installed.items()):
-            if vars(trainer).get(name) is wrapped:
-                if was_instance:
-                    setattr(trainer, name, self._originals[name])
-                else:
-                    delattr(trainer, name)  # the instance attribute; the class's method shows again
+            self._restore(name, wrapped, self._originals[name], was_instance)
         self._installed, self._originals = {}, {}
         self._measuring = self._in_step = False
 
     def detach(self) -> None:
         """Remove the callback, its wrappers and its ``train`` wrapper from the trainer."""
         self._uninstall()
-        wrapper, original, was_instance = self._train
-        if vars(self.trainer).get("train") is wrapper:
-            if was_instance:
-                self.trainer.train = original
-            else:
-                del self.trainer.train  # the class's method shows again
+        self._restore("train", *self._train)
         self.trainer.callback_handler.remove_callback(self)
+
+    def _restore(self, name: str, wrapped, original, was_instance: bool) -> None:
+        """Undo one wrapper if it is still ours: the original instance attribute back, or the instance attribute
+        removed so that the class's method shows again."""
+        if vars(self.trainer).get(name) is wrapped:
+            if was_instance:
+                setattr(self.trainer, name, original)
+            else:
+                delattr(self.trainer, name)
 
     # -- fail soft ------------------------------------------------------------------------------------------------
     def _guard(self, unit: str, fn: Callable, *args):
