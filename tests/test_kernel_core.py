@@ -935,3 +935,21 @@ def test_no_rule_can_be_registered_once_the_rule_book_is_loaded():
     assert "sum_of_anything_is_zero" not in R.RULES
     with pytest.raises(TypeError):
         R.RULES["sum_of_anything_is_zero"] = R.Rule("sum_of_anything_is_zero", "normal", sum_of_anything_is_zero)
+
+
+def test_entails_counts_a_query_z3_gave_up_on_and_never_a_decided_one():
+    """"Not entailed" has two causes: a counter-model (decided) or z3 giving up (resource limit or timeout:
+    undecided, and then the answer may depend on the machine's load). ``undecided_count`` counts only the second,
+    cached answers included, so a caller never reads a give-up as evidence that a statement is false."""
+    from grpo_verify.proof import arith
+
+    x, y = sp.symbols("x y", real=True)
+    before = arith.undecided_count()
+    assert entails([x > 1], x > 0) and arith.undecided_count() == before  # proved
+    assert not entails([x > 0], x > 1) and arith.undecided_count() == before  # a counter-model: x = 1/2
+    # a degree-6 positivity no solver settles in 1 ms: not entailed, counted, and counted again from the cache
+    hard = x**6 - 3 * x**4 * y**2 + 3 * x**2 * y**4 + y**6 / 7 + x * y + 2 > 0
+    assert not entails([], hard, timeout_ms=1)
+    assert arith.undecided_count() == before + 1
+    assert not entails([], hard, timeout_ms=1)
+    assert arith.undecided_count() == before + 2

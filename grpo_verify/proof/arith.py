@@ -25,8 +25,12 @@ from sympy.core.function import AppliedUndef
 from grpo_verify.proof.operators import MatrixRank
 from grpo_verify.proof.terms import integer_valued
 
-# A deterministic resource limit decides when z3 gives up (the proved set does not depend on the machine's
-# load); the wall-clock timeout is only a backstop. The derivations' hardest entailment takes < 50,000 units.
+# z3 gives up at a resource limit or a wall-clock timeout. Neither makes a hard nonlinear query deterministic:
+# the QF_NRA strategy runs nlsat under fixed wall-clock limits of its own (try_for 5 s, 10 s; nlsat counts no
+# resource units), so whether a hard query is decided can depend on the machine's load. Any outcome is sound
+# (unsat is only ever reported for an unsatisfiable query); what varies is only whether a true statement is
+# proved. Such queries are counted (``undecided_count``) so that a caller never reads "not entailed" as "false".
+# Every entailment of the derivations is decided within 0.1 s except the ones counted.
 RESOURCE_LIMIT = 3_000_000
 TIMEOUT_MS = 60_000
 
@@ -269,18 +273,35 @@ def _power(a, n: int):
 
 
 _CACHE: dict = {}
+_UNDECIDED = [0]
+
+
+def undecided_count() -> int:
+    """How many ``entails`` calls so far (cached answers included) were "not entailed" only because z3 gave up
+    (resource limit, timeout) on every translation, without a counter-model for any: their answer may differ on
+    a less loaded machine. A caller that reads "not entailed" as evidence compares this before and after."""
+    return _UNDECIDED[0]
 
 
 def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> bool:
     """Whether the hypotheses (with ``extra_facts``, proved formulas about the atoms) imply ``goal``."""
     key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms)
     if key not in _CACHE:
-        _CACHE[key] = any(_entails(hypotheses, goal, extra_facts, timeout_ms, integers)
-                          for integers in (False, True))
-    return _CACHE[key]
+        outcomes = []
+        for integers in (False, True):
+            outcomes.append(_entails(hypotheses, goal, extra_facts, timeout_ms, integers))
+            if outcomes[-1] is True:
+                break
+        # undecided: not proved, and z3 gave up on a translation (a counter-model of the real relaxation says
+        # nothing of the integer one, so one give-up is enough)
+        _CACHE[key] = True if outcomes[-1] is True else (None if None in outcomes else False)
+    if _CACHE[key] is None:
+        _UNDECIDED[0] += 1
+    return _CACHE[key] is True
 
 
-def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> bool:
+def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> bool | None:
+    """True: unsat (entailed); False: a counter-model, or the query does not translate; None: z3 gave up."""
     t = _Z3(integers)
     try:
         hyps = [t.formula(h) for h in list(hypotheses) + list(extra_facts)]
@@ -292,9 +313,10 @@ def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> 
     solver.set("rlimit", RESOURCE_LIMIT)
     solver.add(*hyps, *t.facts, negated)
     try:
-        return solver.check() == z3.unsat
+        answer = solver.check()
     except z3.Z3Exception:
-        return False
+        return None
+    return True if answer == z3.unsat else (None if answer == z3.unknown else False)
 
 
 def expand_in_atoms(e):
