@@ -1,13 +1,22 @@
 """Cost of a step measured by ``GRPOVerifyCallback`` as a ratio to a plain ``trl.GRPOTrainer`` step.
 
 For each model it trains, side by side in this one process and from the same starting weights (deep copies of one
-loaded model), three trainers for --steps (--tiny-steps for tiny) optimizer steps each, one after the other, each
-seeded alike:
+loaded model), one trainer per kind for --steps (--tiny-steps for tiny) optimizer steps each, one after the other,
+each seeded alike. Every callback kind measures on every step (``every=1``), 2 groups a step:
 
-* ``plain``  TRL alone;
-* ``full``   with the callback at its defaults (every step, 2 groups per step, every metric);
-* ``light``  with the callback without the SVD-based metrics (no per-layer spectra of the engine or of the step
-  gradient, no update rank): zero-advantage fraction, Grams, coordinate and update sparsity.
+* ``plain``    TRL alone;
+* ``cheap``    the metrics that need no extra forward/backward and no SVD: the zero-advantage fractions and the
+  update sparsity (per step and since the start, model dtype and bfloat16);
+* ``gram``     cheap + the Gram engine (both Grams and their rank metrics, coordinate sparsity of the engine's GRPO
+  gradient) + the coordinate sparsity of the trainer's gradient: every metric except the singular-value ones;
+* ``full``     every metric on every step (``spectra_every=1``): the per-layer spectra of the engine's and the
+  trainer's gradients and the rank of W - W_start (the SVD of every weight matrix, three times) on top of gram;
+* ``spread``   every metric, the singular-value ones on every --spectra-every-th step only.
+
+Per kind: every step's time, the per-step ratio to plain's same step (the steps generate the same completions, so
+the ratio compares like with like), its median and quartiles over the steps after the first (warm-up), and the
+mean ratio (the sum of the kind's step times over the sum of plain's: what a run pays on average, which is what
+``spread`` is for).
 
 A step's time runs from the first on_step_begin to the last on_step_end of the step (timers registered before and
 after the callback), so it includes TRL's generation, loss, backward and optimizer step and all of the callback's
@@ -44,7 +53,14 @@ from grpo_verify.empirical.config import positive_int  # noqa: E402
 from grpo_verify.outputs import output_problem, write_atomically  # noqa: E402
 
 MODELS = ("tiny", "smollm2")
-KINDS = ("plain", "full", "light")
+KINDS = ("plain", "cheap", "gram", "full", "spread")
+OFF = {"gram": False, "sparsity": False, "layer_spectra": False, "step_gradient": False, "delta_rank": False}
+OPTIONS = {  # GRPOVerifyConfig fields of each callback kind (spread's spectra_every comes from --spectra-every)
+    "cheap": OFF,
+    "gram": {"layer_spectra": False, "delta_rank": False, "spectra_every": 10**9},
+    "full": {},
+    "spread": {},
+}
 
 
 def _prompts(count: int) -> list[str]:
@@ -118,8 +134,8 @@ def _trainer(kind: str, kind_model: str, model, tokenizer, work: Path, args):
     trainer.add_callback(_Timer(times, "begin"))
     callback = None
     if kind != "plain":
-        options = {} if kind == "full" else {"layer_spectra": False, "step_gradient": False, "delta_rank": False}
-        callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig(**options))
+        options = dict(OPTIONS[kind], **({"spectra_every": args.spectra_every} if kind == "spread" else {}))
+        callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig(every=1, groups=2, **options))
     trainer.add_callback(_Timer(times, "end"))
     return trainer, callback, times
 
@@ -129,27 +145,36 @@ def _bench_model(name: str, args, work: Path) -> dict:
     from transformers import set_seed
     runs = {}
     t0 = time.perf_counter()
-    for kind in KINDS:  # one after the other: a Trainer's loop cannot be paused between steps
+    for kind in args.kinds:  # one after the other: a Trainer's loop cannot be paused between steps
         set_seed(0)  # the same sampling for the three (the Trainer does not reseed in train())
         runs[kind] = _trainer(kind, name, model, tokenizer, work, args)
+        t_kind = time.perf_counter()
         runs[kind][0].train()
+        print(f"  {name} {kind}: {runs[kind][0].state.global_step} steps in {time.perf_counter() - t_kind:.0f} s",
+              flush=True)
     wall = time.perf_counter() - t0
     out = {"model": name, "parameters": sum(p.numel() for p in model.parameters()),
            "dtype": str(next(model.parameters()).dtype).replace("torch.", ""), "wall_seconds": round(wall, 1)}
-    for kind in KINDS:
+    plain_seconds = [b - a for a, b in runs["plain"][2]]
+    for kind in args.kinds:
         trainer, callback, times = runs[kind]
         seconds = [b - a for a, b in times]
-        out[kind] = {"step_seconds": [round(s, 4) for s in seconds],
-                     "median_after_first": statistics.median(seconds[1:] if len(seconds) > 1 else seconds)}
+        after = seconds[1:]  # the first step warms up (allocations, first generation) and is left out
+        ratios = [k / p for k, p in zip(after, plain_seconds[1:])]
+        q25, q50, q75 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios * 3 or [float("nan")] * 3)
+        out[kind] = {"step_seconds": [round(s, 4) for s in seconds], "median_after_first": statistics.median(after),
+                     "step_ratios": [round(r, 3) for r in ratios], "ratio_median": q50, "ratio_q25": q25,
+                     "ratio_q75": q75, "ratio_mean": sum(after) / sum(plain_seconds[1:])}
         if callback is not None:
             out[kind]["callback_seconds"] = [round(v.get("grpo_verify/seconds", float("nan")), 4)
                                              for _, v in sorted(callback.logged.items())]
+            out[kind]["spectra_steps"] = [s for s, v in sorted(callback.logged.items())
+                                          if "grpo_verify/spectra_step" in v]
             out[kind]["snapshot_mib"] = max((v.get("grpo_verify/memory/snapshot_mib", 0.0)
                                              for v in callback.logged.values()), default=0.0)
         out[kind]["completion_tokens"] = [h.get("num_tokens") for h in trainer.state.log_history if "loss" in h]
-    plain = out["plain"]["median_after_first"]
-    out["ratio_full"] = out["full"]["median_after_first"] / plain
-    out["ratio_light"] = out["light"]["median_after_first"] / plain
+    same = {kind: out[kind]["completion_tokens"] == out["plain"]["completion_tokens"] for kind in args.kinds}
+    out["same_completions_as_plain"] = same
     return out
 
 
@@ -157,11 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--models", default="tiny,smollm2", help=f"comma list of {', '.join(MODELS)}")
-    p.add_argument("--steps", type=positive_int, default=4, help="optimizer steps per trainer")
-    p.add_argument("--tiny-steps", type=positive_int, default=12, help="optimizer steps per trainer for tiny")
+    p.add_argument("--steps", type=positive_int, default=11, help="optimizer steps per trainer (the first warms up)")
+    p.add_argument("--tiny-steps", type=positive_int, default=21, help="optimizer steps per trainer for tiny")
+    p.add_argument("--spectra-every", type=positive_int, default=5, help="spread's spectra_every")
     p.add_argument("--batch", type=positive_int, default=8, help="per_device_train_batch_size (rollouts per step)")
     p.add_argument("--generations", type=positive_int, default=4, help="num_generations (R)")
     p.add_argument("--max-new-tokens", type=positive_int, default=24, help="max_completion_length")
+    p.add_argument("--kinds", default=",".join(KINDS), help=f"comma list of {', '.join(KINDS)} (plain first)")
     p.add_argument("--threads", type=positive_int, default=1, help="torch threads")
     p.add_argument("--out", type=Path, default=Path("runs/bench_trl_callback"), help="output folder")
     args = p.parse_args(argv)
@@ -169,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [m for m in models if m not in MODELS]
     if bad or not models:
         p.error(f"--models: unknown {bad}; choose from {', '.join(MODELS)}")
+    args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not args.kinds or args.kinds[0] != "plain" or any(k not in KINDS for k in args.kinds):
+        p.error(f"--kinds: start with plain and choose from {', '.join(KINDS)}, got {args.kinds}")
     if args.batch % args.generations:
         p.error(f"--batch ({args.batch}) must be a multiple of --generations ({args.generations})")
     problem = output_problem(args.out, "folder", ("results.json",))
@@ -187,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in models:
             row = _bench_model(name, args, Path(work))
             results["models"].append(row)
-            print(f"{name}: plain {row['plain']['median_after_first']:.3f} s/step, full "
-                  f"{row['full']['median_after_first']:.3f} s ({row['ratio_full']:.2f}x), light "
-                  f"{row['light']['median_after_first']:.3f} s ({row['ratio_light']:.2f}x); {row['wall_seconds']} s")
+            print(f"{name}: plain {row['plain']['median_after_first']:.3f} s/step; " + ", ".join(
+                f"{kind} {row[kind]['ratio_median']:.2f}x [{row[kind]['ratio_q25']:.2f}, {row[kind]['ratio_q75']:.2f}]"
+                f" mean {row[kind]['ratio_mean']:.2f}x" for kind in args.kinds[1:]) + f"; {row['wall_seconds']} s",
+                flush=True)
     results["wall_seconds"] = round(time.perf_counter() - started, 1)
     write_atomically(args.out / "results.json", json.dumps(results, indent=1) + "\n")
     print(f"wrote {args.out / 'results.json'} ({results['wall_seconds']} s)")

@@ -123,11 +123,12 @@ group's activations during the measurement. Snapshots live on the parameters' de
 otherwise.
 
 Cost (``experiments/bench_trl_callback.py``, results in ``experiments/results/bench_trl_callback/``): the wall time
-of a measured step as a ratio to a plain TRL step, side by side in one run on a shared 2-core CPU, one thread, 2
-groups of 4 rollouts a step, up to 24 new tokens: SmolLM2-135M (float32) 4.6x with every metric, 1.4x without the
-SVD-based ones (``layer_spectra``, ``step_gradient``, ``delta_rank``: the singular values of every weight matrix,
-the 49152 x 576 embedding included, three times over, are most of the cost); the tests' tiny model 1.7x. Measure
-every N steps (``every``) to spread it out.
+of a step as a ratio to a plain TRL step, side by side in one run on a 2-core CPU, one thread, 2 groups of 4 rollouts
+a step, up to 24 new tokens, SmolLM2-135M (float32), median over 10 steps: 1.01x for the cheap set (zero-advantage
+fractions and update sparsity), 1.87x for every metric but the singular-value ones, 5.2x for every metric on every
+step, 1.75x (mean 2.14x) with ``spectra_every=5``. The singular values of every weight matrix (the 49152 x 576
+embedding included), up to three times over, are most of the cost: spread them with ``spectra_every``, measure
+every N steps with ``every``, or switch off what is not needed.
 
 Several processes (accelerate / torchrun, DDP)
 ----------------------------------------------
@@ -151,6 +152,14 @@ config fields to switch off) when ``gram``, ``layer_spectra``, ``sparsity``, ``s
 zero-advantage fraction needs no parameters and works everywhere: ``GRPOVerifyConfig.sharding_safe()`` is the
 configuration that keeps only it. Gathering the parameters (``deepspeed.zero.GatheredParameters``, FSDP
 ``summon_full_params``) would make the rest possible at the cost of full copies; it is not done.
+
+What was measured on this project's CPU machines (torch 2.13, accelerate 1.16, TRL 1.16, 2 processes over gloo): FSDP2
+(``fully_shard``) itself runs on CPU, and one sharded step equals the unsharded one exactly (gradients and weights,
+float64); but ``GRPOConfig(fsdp="full_shard", use_cpu=True)`` trains *unsharded* (DDP) without a word, because
+accelerate's ``AcceleratorState`` switches to FSDP only for accelerator distributed types, not MULTI_CPU. With that
+check patched, TRL trains under FSDP2 (parameters and ``p.grad`` are DTensors; ``full_tensor()`` works in a callback)
+and FSDP1 fails ("sync_module_states=True is not supported on cpu", then "Inconsistent compute device"). DeepSpeed
+is not installed here. So sharded runs are refused for the parameter metrics as above, and not yet tested for real.
 """
 
 from __future__ import annotations
@@ -189,6 +198,9 @@ class GRPOVerifyConfig:
     """Every knob of :class:`GRPOVerifyCallback`.
 
     every: measure every ``every``-th optimizer step (global_step % every == 0 at the step's start; 1 = all).
+    spectra_every: on every ``spectra_every``-th measured step only (global_step % (every * spectra_every) == 0),
+        the singular-value metrics (``layer_spectra``, the spectra of ``step_gradient``, ``delta_rank``): most of the
+        cost (the SVD of every weight matrix), so they can be spread out while the rest is measured more often.
     groups: groups each process measures with the Gram engine per measured step (None: all it owns).
     prefer_mixed: pick mixed-reward groups before constant ones.
     split_groups: "gather" or "skip" groups that straddle two processes.
@@ -204,6 +216,7 @@ class GRPOVerifyConfig:
     """
 
     every: int = 1
+    spectra_every: int = 1
     groups: int | None = 2
     prefer_mixed: bool = True
     split_groups: str = "gather"
@@ -226,6 +239,8 @@ class GRPOVerifyConfig:
     def __post_init__(self):
         if not isinstance(self.every, int) or self.every < 1:
             raise ValueError(f"every must be a positive integer, got {self.every!r}")
+        if not isinstance(self.spectra_every, int) or self.spectra_every < 1:
+            raise ValueError(f"spectra_every must be a positive integer, got {self.spectra_every!r}")
         if self.groups is not None and (not isinstance(self.groups, int) or self.groups < 1):
             raise ValueError(f"groups must be a positive integer or None, got {self.groups!r}")
         if self.split_groups not in ("gather", "skip"):
@@ -589,6 +604,7 @@ class GRPOVerifyCallback(TrainerCallback):
         self._start: dict[str, torch.Tensor] = {}
         self._previous: dict[str, torch.Tensor] = {}
         self._measuring = False  # this step runs the every-k units
+        self._spectral = False  # ... and the singular-value metrics (every spectra_every-th measured step)
         self._in_step = False  # between on_step_begin and on_step_end
         self._captured = False
         self._rewards: torch.Tensor | None = None
@@ -747,6 +763,7 @@ class GRPOVerifyCallback(TrainerCallback):
     def on_step_begin(self, args, state, control, **kwargs):
         self._in_step = True  # the batch wrappers capture only inside a training step (not in evaluation)
         self._measuring = state.global_step % self.config.every == 0  # the every-k units; zero_adv: every step
+        self._spectral = self._measuring and state.global_step % (self.config.every * self.config.spectra_every) == 0
         self._captured = False
         self._pending, self._seconds = {}, 0.0
         self._record = {"step": state.global_step + 1}
@@ -766,7 +783,7 @@ class GRPOVerifyCallback(TrainerCallback):
     def _step_gradient(self) -> None:
         grads = {n: p.grad for n, p in self._trainable() if p.grad is not None}
         if grads:
-            self._gradient_metrics(grads, "step_grad/")
+            self._gradient_metrics(grads, "step_grad/", spectra=self._spectral)
         else:
             self._warn_once("no_grad", "GRPOVerifyCallback: no parameter has .grad at on_pre_optimizer_step; "
                             "step_grad/* is not logged")
@@ -790,6 +807,8 @@ class GRPOVerifyCallback(TrainerCallback):
             for unit in self.disabled:  # every measured step says why the unit's keys are missing
                 self._pending[f"{unit}/disabled"] = 1.0
             self._pending["measured_step"] = float(state.global_step)
+            if self._spectral and (self.config.layer_spectra or self.config.step_gradient or self.config.delta_rank):
+                self._pending["spectra_step"] = float(state.global_step)  # the singular-value metrics' step
             self._pending["seconds"] = float(self._gather(torch.tensor([self._seconds], dtype=torch.float64)).max())
             if self._start or self._previous:
                 self._pending["memory/snapshot_mib"] = self.snapshot_bytes() / 2**20
@@ -803,7 +822,7 @@ class GRPOVerifyCallback(TrainerCallback):
             self._record["logged"] = flat
             if len(self.records) < self.config.max_records:
                 self.records.append(self._record)
-        self._measuring = False
+        self._measuring = self._spectral = False
         return control
 
     # -- the batch ------------------------------------------------------------------------------------------------
@@ -841,7 +860,7 @@ class GRPOVerifyCallback(TrainerCallback):
         pass: two units, each failing soft on its own."""
         cfg = self.config
         batch = self._guard("zero_adv", self._zero_advantage, output)
-        if not engine or not (cfg.gram or cfg.layer_spectra or cfg.sparsity):
+        if not engine or not (cfg.gram or (cfg.layer_spectra and self._spectral) or cfg.sparsity):
             return
         self._guard("gram", self._engine_batch, output, batch)
 
@@ -961,7 +980,7 @@ class GRPOVerifyCallback(TrainerCallback):
         pad_id = getattr(getattr(trainer, "processing_class", None), "pad_token_id", None)
         pad_id = 0 if pad_id is None else int(pad_id)
         names = [n for n, _ in self._trainable()]
-        want_grad = cfg.layer_spectra or cfg.sparsity
+        want_grad = (cfg.layer_spectra and self._spectral) or cfg.sparsity
         summed: dict[str, torch.Tensor] | None = None
         gram_sums, weighted_sums = np.zeros(len(GRAM_METRICS)), np.zeros(len(GRAM_METRICS))
         gram_count = weighted_count = constant_count = 0
@@ -1030,10 +1049,11 @@ class GRPOVerifyCallback(TrainerCallback):
         if want_grad:
             summed = self._all_reduce(summed, names)
             if summed is not None:
-                self._gradient_metrics(summed, "", spectra=cfg.layer_spectra, coordinates=cfg.sparsity)
+                self._gradient_metrics(summed, "", spectra=cfg.layer_spectra and self._spectral,
+                                       coordinates=cfg.sparsity)
             else:
                 reason = "every measured group has constant rewards (all advantages 0): the GRPO gradient is 0"
-                for metric, on in (("layers", cfg.layer_spectra), ("sparsity", cfg.sparsity)):
+                for metric, on in (("layers", cfg.layer_spectra and self._spectral), ("sparsity", cfg.sparsity)):
                     if on:
                         self._skip(metric, reason)
 
@@ -1098,22 +1118,24 @@ class GRPOVerifyCallback(TrainerCallback):
         comparisons = [("unchanged_step", self._previous), ("unchanged_since_start", self._start)]
         delta = {"delta_rank_fraction": [], "delta_stable_rank": [], "delta_effective_rank": []}
         with torch.no_grad():
-            for label, snapshot in comparisons:
-                if not snapshot:
-                    continue
-                same_model = same_bf16 = 0
-                for name, p in params:
+            comparisons = [(label, snapshot) for label, snapshot in comparisons if snapshot]
+            same_model = {label: 0 for label, _ in comparisons}
+            same_bf16 = dict(same_model)
+            for name, p in params:  # one pass over the parameters: each is rounded to bfloat16 once
+                new = p.detach()
+                new_bf16 = _bf16(new) if cfg.update_bf16 else None
+                for label, snapshot in comparisons:
                     old = snapshot[name].to(p.device)
-                    new = p.detach()
                     if cfg.update_model_dtype and old.dtype == new.dtype:
-                        same_model += int((new == old).sum())
+                        same_model[label] += int(torch.count_nonzero(new == old))
                     if cfg.update_bf16:
-                        same_bf16 += int((_bf16(new) == _bf16(old)).sum())
+                        same_bf16[label] += int(torch.count_nonzero(new_bf16 == _bf16(old)))
+            for label, _ in comparisons:
                 if cfg.update_model_dtype and cfg.needs_model_snapshot:
-                    self._pending[f"update/{label}/model"] = same_model / total
+                    self._pending[f"update/{label}/model"] = same_model[label] / total
                 if cfg.update_bf16:
-                    self._pending[f"update/{label}/bf16"] = same_bf16 / total
-            if cfg.delta_rank and self._start:
+                    self._pending[f"update/{label}/bf16"] = same_bf16[label] / total
+            if cfg.delta_rank and self._start and self._spectral:
                 for name, p in params:
                     if p.ndim != 2:
                         continue

@@ -234,6 +234,26 @@ def test_every_n_switches_and_the_stated_memory(offline):
                                        P + "measured_step"}
 
 
+def test_spectra_every_spreads_the_singular_value_metrics_only(offline):
+    """spectra_every=2 with every=1: every step measures the Grams, sparsities and update fractions; only steps 1 and
+    3 (global_step 0 and 2 at their start) add the per-layer spectra, the step gradient's spectra and the update rank,
+    with spectra_step naming the step."""
+    config = GRPOVerifyConfig(every=1, spectra_every=2, groups=1)
+    _, callback, _, _ = _train(offline, "spectra2", config)
+    spectral = ("layers/", "step_grad/layers/", "update/delta_")
+    for step in (1, 2, 3):
+        logged = {k[len(P):]: v for k, v in callback.logged[step].items()}
+        has = {prefix: any(k.startswith(prefix) for k in logged) for prefix in spectral}
+        assert logged["measured_step"] == step and "gram/effective_rank" in logged
+        assert "step_grad/sparsity/exact_zero" in logged and "update/unchanged_step/model" in logged
+        if step == 2:
+            assert not any(has.values()) and "spectra_step" not in logged, sorted(logged)
+        else:
+            assert all(has.values()) and logged["spectra_step"] == step, (has, sorted(logged))
+    with pytest.raises(ValueError, match="spectra_every"):
+        GRPOVerifyConfig(spectra_every=0)
+
+
 def test_sharded_parameters_are_refused_with_a_clear_message(offline):
     root, model_dir = offline
     trainer = make_trainer(model_dir, root / "sharded", steps=1)

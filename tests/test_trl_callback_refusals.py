@@ -291,6 +291,7 @@ def test_the_other_skip_reasons(offline):
                                                                                                dtype=torch.long),
               "completion_mask": torch.zeros(rows, 3, dtype=torch.long)}
     callback._pending, callback._record, callback._rewards = {}, {}, None
+    callback._spectral = True  # a measured step with the spectra (on_step_begin sets it)
     callback._measure_batch(output)
     assert callback._pending["zero_adv/group_fraction/skipped"] == 1.0
     assert "zero_adv/group_fraction" not in callback._pending

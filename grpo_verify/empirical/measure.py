@@ -102,11 +102,18 @@ def sparsity(grads: list[torch.Tensor], thresholds) -> dict[str, float]:
     total = sum(g.numel() for g in grads)
     if total == 0:
         raise ValueError("sparsity needs at least one coordinate")
-    top = max(float(g.detach().abs().max()) for g in grads if g.numel())
-    out = {"exact_zero": sum(int((g == 0).sum()) for g in grads) / total}
-    for tau in thresholds:
-        out[f"le_{tau:g}_max"] = (sum(int((g.detach().abs() <= tau * top).sum()) for g in grads) / total
-                                  if top > 0 else 1.0)
+    top = max(float(torch.linalg.vector_norm(g.detach(), float("inf"))) for g in grads if g.numel())
+    taus = [float(t) for t in thresholds]
+    zero, below = 0, [0] * len(taus)
+    for g in grads:
+        a = g.detach().abs()  # once per tensor: one pass for |g| = 0 and every threshold
+        zero += int(torch.count_nonzero(a == 0))
+        if top > 0:
+            for k, tau in enumerate(taus):
+                below[k] += int(torch.count_nonzero(a <= tau * top))
+    out = {"exact_zero": zero / total}
+    for k, tau in enumerate(taus):
+        out[f"le_{tau:g}_max"] = below[k] / total if top > 0 else 1.0
     return out
 
 
