@@ -54,3 +54,29 @@ def padded_rows(vocab: int, pad: int, side: str = "right", seed: int = 1, rollou
             start.append(length - n + p)
     ids[mask == 0] = pad
     return ids, mask, torch.tensor(start)
+
+
+def per_rollout_gram(model, entry: dict, aggregation: str = "mean"):
+    """K = G G^T, row i of G = d l_i / d(the parameters requiring grad) by torch.autograd.grad, one rollout at a time,
+    independent of the Gram engine and of TRL's loss code: the rollout's real tokens alone (positions 0..n-1),
+    l_i = the mean ("mean") or the sum ("sum") over its completion tokens of log pi(y_t | y_<t). ``entry`` is one
+    group of a ``GRPOVerifyCallback`` record (its ids, mask, completion start, advantages and kept rows)."""
+    import numpy as np
+
+    params = [p for _, p in model.named_parameters() if p.requires_grad]
+    ids, mask = torch.tensor(entry["input_ids"]), torch.tensor(entry["attention_mask"])
+    start = entry["completion_start"]
+    rows = []
+    for i in range(ids.shape[0]):
+        keep = mask[i].bool()
+        assert bool(keep[:start].all()), "one prompt per group: no left padding"
+        tokens = ids[i][keep][None]
+        logp = torch.log_softmax(model(input_ids=tokens, use_cache=False).logits[0, :-1], dim=-1)
+        picked = logp.gather(1, tokens[0, 1:, None])[start - 1:, 0]
+        objective = picked.sum() / picked.numel() if aggregation == "mean" else picked.sum()
+        grads = torch.autograd.grad(objective, params, allow_unused=True)
+        rows.append(torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params)]))
+    G = torch.stack(rows).double()
+    K = np.zeros((len(entry["advantages"]),) * 2)
+    K[np.ix_(entry["kept"], entry["kept"])] = (G @ G.T).numpy()
+    return K

@@ -40,6 +40,7 @@ from grpo_verify.trl_callback import (GRAM_METRICS, GRPOVerifyCallback, GRPOVeri
                                       UnsupportedSetting, refusal)
 
 sys.path.insert(0, str(Path(__file__).parent))
+from support import per_rollout_gram  # noqa: E402
 from trl_two_process_worker import PROMPTS, WeightRecorder, offline_tiny_model, reward  # noqa: E402
 
 P = "grpo_verify/"
@@ -77,29 +78,6 @@ def _fresh_peft_model(model_dir, state):
         for name, p in model.named_parameters():
             p.copy_(state[name])
     return model.eval()
-
-
-def _per_rollout_gram(model, entry):
-    """K = G G^T, row i of G = d l_i / d(the parameters requiring grad: the adapters) by torch.autograd.grad, one
-    rollout at a time:
-    the rollout's real tokens alone (positions 0..n-1), l_i = mean over its completion tokens of log pi(y_t | y_<t)."""
-    params = [p for _, p in model.named_parameters() if p.requires_grad]
-    ids, mask = torch.tensor(entry["input_ids"]), torch.tensor(entry["attention_mask"])
-    start = entry["completion_start"]
-    rows = []
-    for i in range(ids.shape[0]):
-        keep = mask[i].bool()
-        assert bool(keep[:start].all()), "one prompt per group: no left padding"
-        tokens = ids[i][keep][None]
-        logp = torch.log_softmax(model(input_ids=tokens, use_cache=False).logits[0, :-1], dim=-1)
-        picked = logp.gather(1, tokens[0, 1:, None])[start - 1:, 0]
-        objective = picked.sum() / picked.numel()
-        grads = torch.autograd.grad(objective, params, allow_unused=True)
-        rows.append(torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params)]))
-    G = torch.stack(rows).double()
-    K = np.zeros((len(entry["advantages"]),) * 2)
-    K[np.ix_(entry["kept"], entry["kept"])] = (G @ G.T).numpy()
-    return K
 
 
 def _full_k(entry, K):
@@ -143,17 +121,17 @@ def test_lora_gram_matches_per_rollout_autograd_over_the_adapters(offline, gradi
         means = []
         for entry in record["groups"]:
             K = np.asarray(entry["K"])
-            direct = _per_rollout_gram(at_start, entry)
+            direct = per_rollout_gram(at_start, entry)
             assert np.abs(direct).max() > 0
             assert _rel(K, direct) < 1e-6, (step, entry["group"], _rel(K, direct))
             # planted: a frozen base weight counted in theta, and the weights after the step, are both detected
             frozen_copy.requires_grad_(True)
             try:
-                with_frozen = _per_rollout_gram(at_start, entry)  # the adapters and one frozen base weight
+                with_frozen = per_rollout_gram(at_start, entry)  # the adapters and one frozen base weight
             finally:
                 frozen_copy.requires_grad_(False)
             assert _rel(with_frozen, direct) > 1e-4
-            assert _rel(_per_rollout_gram(at_end, entry), direct) > 1e-4
+            assert _rel(per_rollout_gram(at_end, entry), direct) > 1e-4
             m = rank.rank_metrics_from_gram(direct, TOL).as_dict()
             for metric in GRAM_METRICS:
                 assert entry["gram"][metric] == pytest.approx(m[metric], rel=1e-6, abs=1e-9)
@@ -176,7 +154,7 @@ def test_lora_gram_matches_per_rollout_autograd_over_the_adapters(offline, gradi
     model.train()
     assert sorted(result.per_parameter) == adapters
     final = {n: p.detach().clone() for n, p in model.named_parameters()}
-    assert _rel(_full_k(entry, result.K), _per_rollout_gram(_fresh_peft_model(model_dir, final), entry)) < 1e-6
+    assert _rel(_full_k(entry, result.K), per_rollout_gram(_fresh_peft_model(model_dir, final), entry)) < 1e-6
     assert all(p.requires_grad for n, p in model.named_parameters() if n in adapters)  # restored after the pass
 
 

@@ -79,11 +79,11 @@ def make_trainer(model_dir: Path, out_dir: Path, *, steps: int = 3, batch_size: 
     from transformers import AutoTokenizer
 
     args = trl.GRPOConfig(
-        output_dir=str(out_dir), report_to=[], use_cpu=True, bf16=False, fp16=False,
+        output_dir=str(out_dir), report_to=[], use_cpu=True,
         per_device_train_batch_size=batch_size, num_generations=num_generations, max_completion_length=6,
         learning_rate=learning_rate, max_steps=steps, logging_steps=1, save_strategy="no", loss_type=loss_type,
         model_init_kwargs={"dtype": torch.float64}, seed=seed, disable_dropout=True, max_grad_norm=0.0,
-        dataloader_num_workers=0, **extra)
+        dataloader_num_workers=0, **{"bf16": False, "fp16": False, **extra})
     dataset = Dataset.from_dict({"prompt": PROMPTS * 8})
     return trl.GRPOTrainer(model=str(model_dir), reward_funcs=reward, args=args, train_dataset=dataset,
                            processing_class=AutoTokenizer.from_pretrained(model_dir))
