@@ -159,7 +159,9 @@ float64); but ``GRPOConfig(fsdp="full_shard", use_cpu=True)`` trains *unsharded*
 accelerate's ``AcceleratorState`` switches to FSDP only for accelerator distributed types, not MULTI_CPU. With that
 check patched, TRL trains under FSDP2 (parameters and ``p.grad`` are DTensors; ``full_tensor()`` works in a callback)
 and FSDP1 fails ("sync_module_states=True is not supported on cpu", then "Inconsistent compute device"). DeepSpeed
-is not installed here. So sharded runs are refused for the parameter metrics as above, and not yet tested for real.
+is not installed here. ``tests/test_trl_callback.py`` runs FSDP2 for real on two CPU processes (that check patched):
+the parameters are DTensors, the default configuration is refused, and ``sharding_safe()`` logs the zero-advantage
+fraction of the unsharded run. The parameter metrics stay refused under sharding.
 """
 
 from __future__ import annotations

@@ -344,3 +344,40 @@ def test_an_all_zero_gradient_logs_no_spectrum_and_no_sparsity():
     mixed = {"w": torch.zeros(3, 4), "v": torch.arange(6.0).reshape(2, 3), "b": torch.ones(3)}
     callback._gradient_metrics(mixed, "")
     assert callback._pending["layers/stable_rank/median"] > 0 and len(callback._record["layers"]["stable_rank"]) == 1
+
+
+def test_fsdp2_on_two_processes_logs_the_zero_advantage_fraction_of_the_unsharded_run(offline):
+    """A real FSDP2 run (two CPU processes over gloo; accelerate's device-type check patched, see the worker): the
+    parameters are DTensor shards, the default configuration is refused naming FSDP, and ``sharding_safe()`` logs
+    zero_adv/group_fraction on every step equal to TRL's frac_reward_zero_std and to the unsharded (DDP) run's,
+    on both processes."""
+    root, _ = offline
+    out = root / "fsdp2"
+    out.mkdir()
+    build_tiny_model(out / "tiny")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **{name: "1" for name in OFFLINE}}
+    worker = Path(__file__).parent / "trl_two_process_worker.py"
+    for mode in ("ddp", "fsdp2"):
+        done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                               "--master_port", str(_free_port()), str(worker), str(out), mode],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-4000:]
+    runs = {(mode, r): json.loads((out / f"rank{r}_{mode}.json").read_text()) for mode in ("ddp", "fsdp2")
+            for r in (0, 1)}
+    for r in (0, 1):
+        ddp, fsdp = runs["ddp", r], runs["fsdp2", r]
+        assert not ddp["is_fsdp_enabled"] and not ddp["dtensor_parameters"]
+        assert ddp["refusal_of_the_default_config"] is None
+        assert fsdp["is_fsdp_enabled"] and fsdp["dtensor_parameters"], fsdp["distributed_type"]
+        assert "FSDP" in fsdp["refusal_of_the_default_config"] and fsdp["disabled"] == {}
+        for run in (ddp, fsdp):
+            history = {h["step"]: h for h in run["history"] if "loss" in h}
+            assert sorted(history) == [1, 2]
+            for step, h in history.items():
+                assert h[P + "zero_adv/group_fraction"] == pytest.approx(h["frac_reward_zero_std"], abs=1e-12)
+        zero_adv = [P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction"]
+        for step in ("1", "2"):
+            assert [fsdp["logged"][step][k] for k in zero_adv] == [ddp["logged"][step][k] for k in zero_adv]
+        assert fsdp["logged"] == runs["fsdp2", 1 - r]["logged"]  # every process logs the same
+        for a, b in zip((h for h in ddp["history"] if "loss" in h), (h for h in fsdp["history"] if "loss" in h)):
+            assert a["loss"] == pytest.approx(b["loss"], rel=1e-9)  # the same training, sharded

@@ -73,7 +73,7 @@ def reward(prompts, completions, completion_ids, **kwargs):
 
 
 def make_trainer(model_dir: Path, out_dir: Path, *, steps: int = 3, batch_size: int = 16, num_generations: int = 4,
-                 loss_type: str = "grpo", learning_rate: float = 1e-3, seed: int = 0, **extra):
+                 loss_type: str = "grpo", learning_rate: float = 1e-3, seed: int = 0, before_trainer=None, **extra):
     import trl
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -85,6 +85,8 @@ def make_trainer(model_dir: Path, out_dir: Path, *, steps: int = 3, batch_size: 
         model_init_kwargs={"dtype": torch.float64}, seed=seed, disable_dropout=True, max_grad_norm=0.0,
         dataloader_num_workers=0, **{"bf16": False, "fp16": False, **extra})
     dataset = Dataset.from_dict({"prompt": PROMPTS * 8})
+    if before_trainer is not None:  # after the config (which sets accelerate's state up), before the trainer
+        before_trainer()
     return trl.GRPOTrainer(model=str(model_dir), reward_funcs=reward, args=args, train_dataset=dataset,
                            processing_class=AutoTokenizer.from_pretrained(model_dir))
 
@@ -141,10 +143,51 @@ def _worker(out: Path) -> None:
         (out / f"rank{rank}_{mode}.json").write_text(json.dumps(payload))
 
 
+def _sharding_worker(out: Path, mode: str) -> None:
+    """One tiny run, unsharded ("ddp") or under FSDP2 ("fsdp2"; one launch each: accelerate's state is a process-wide
+    singleton), the callback keeping what works under sharding (``sharding_safe``); its logged values, TRL's log and
+    what the run really was go to a JSON per rank."""
+    from torch.distributed.tensor import DTensor
+
+    from grpo_verify.trl_callback import GRPOVerifyCallback, GRPOVerifyConfig, refusal
+
+    rank = int(os.environ["RANK"])
+    model_dir = build_tiny_model(out / "tiny")
+    fsdp = dict(fsdp="full_shard", fsdp_config={"fsdp_version": 2, "cpu_ram_efficient_loading": False,
+                                                "transformer_layer_cls_to_wrap": ["LlamaDecoderLayer"]})
+
+    def as_multi_gpu():
+        # accelerate 1.16 turns FSDP on only for accelerator device types (AcceleratorState); on CPU it silently
+        # trains DDP. Declaring the state a multi-GPU one (after the config set it up) lets FSDP2 run on gloo.
+        from accelerate.state import PartialState
+        from accelerate.utils import DistributedType
+
+        PartialState._shared_state["distributed_type"] = DistributedType.MULTI_GPU
+
+    trainer = make_trainer(model_dir, out / f"trainer_{mode}", steps=2, batch_size=4, num_generations=4,
+                           gradient_checkpointing=False, before_trainer=as_multi_gpu if mode == "fsdp2" else None,
+                           **(fsdp if mode == "fsdp2" else {}))
+    refused = refusal(trainer, GRPOVerifyConfig())
+    callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig.sharding_safe())
+    trainer.train()
+    history = [{k: v for k, v in entry.items() if isinstance(v, (int, float))}
+               for entry in trainer.state.log_history]
+    payload = {"logged": {str(k): v for k, v in callback.logged.items()}, "history": history,
+               "is_fsdp_enabled": bool(getattr(trainer, "is_fsdp_enabled", False)),
+               "distributed_type": str(trainer.accelerator.distributed_type),
+               "dtensor_parameters": all(isinstance(q, DTensor) for q in trainer.model_wrapped.parameters()),
+               "refusal_of_the_default_config": None if refused is None else str(refused),
+               "disabled": callback.disabled}
+    (out / f"rank{rank}_{mode}.json").write_text(json.dumps(payload))
+
+
 if __name__ == "__main__":
     for name in OFFLINE:
         os.environ[name] = "1"
-    _worker(Path(sys.argv[1]))
+    if sys.argv[2:]:
+        _sharding_worker(Path(sys.argv[1]), sys.argv[2])
+    else:
+        _worker(Path(sys.argv[1]))
     # tear the process group down before the interpreter exits: a gloo thread still alive at exit can abort
     # the process ("terminate called without an active exception"), seen once in a loaded full run
     import torch.distributed as dist
