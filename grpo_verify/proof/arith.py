@@ -23,7 +23,7 @@ import z3
 from sympy.core.function import AppliedUndef
 
 from grpo_verify.proof.operators import MatrixRank
-from grpo_verify.proof.terms import integer_valued
+from grpo_verify.proof.terms import integer_valued, subs_points
 
 # z3 gives up at a resource limit or a wall-clock timeout. Neither makes a hard nonlinear query deterministic:
 # the QF_NRA strategy runs nlsat under fixed wall-clock limits of its own (try_for 5 s, 10 s; nlsat counts no
@@ -285,7 +285,8 @@ def undecided_count() -> int:
 
 def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> bool:
     """Whether the hypotheses (with ``extra_facts``, proved formulas about the atoms) imply ``goal``."""
-    key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms)
+    key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms,
+           subs_points(tuple(hypotheses), goal, tuple(extra_facts)))  # see terms.subs_points
     if key not in _CACHE:
         outcomes = []
         for integers in (False, True):

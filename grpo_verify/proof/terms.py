@@ -218,7 +218,7 @@ def canon(e, depth: int = 0, sink: list | None = None):
     appended to ``sink`` as (condition, ranges): a summation index declared positive needs a range from 1
     on, the point of a derivative in a positive variable must be positive (SymPy built the body with the
     declaration)."""
-    key = (e, depth, _writing())
+    key = (e, depth, _writing(), subs_points(e))
     if key not in _MEMO:
         if len(_MEMO) > 50000:
             _MEMO.clear()
@@ -231,6 +231,24 @@ def canon(e, depth: int = 0, sink: list | None = None):
 
 
 _MEMO: dict = {}  # canonical forms of whole terms (statements and sides are canonicalised again and again)
+
+
+def subs_points(*terms) -> tuple:
+    """The variables and points of every ``Subs`` in ``terms`` (SymPy terms, or tuples and sets of them), for a
+    memo's key next to the terms: SymPy's ``Subs.__eq__`` (and hash) ignores the point where the variable occurs
+    in the body, up to its printed name, so ``Subs(x/x, x, 0)`` (as written) equals ``Subs(x/x, x, 2)`` and
+    ``Subs(sqrt(x**2), x, y)`` equals it at a positive ``y``: keyed by the term alone, one would get the other's
+    canonical form, proof or normal form. Empty (and cheap) when no term has a ``Subs``."""
+    out = []
+    for t in terms:
+        if isinstance(t, (tuple, list, frozenset, set)):
+            inner = subs_points(*(sorted(t, key=sp.default_sort_key) if isinstance(t, (frozenset, set)) else t))
+            if inner:
+                out.append(inner)
+        elif isinstance(t, sp.Basic) and t.has(sp.Subs):
+            out.append(tuple((tuple(n.variables), tuple(n.point)) for n in sp.preorder_traversal(t)
+                             if isinstance(n, sp.Subs)))
+    return tuple(out)
 
 
 def canon_written(e, sink: list | None = None):

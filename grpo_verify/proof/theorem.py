@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from functools import lru_cache
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
@@ -31,7 +30,7 @@ from grpo_verify.proof.operators import IidExpectation
 from grpo_verify.proof.rules.calculus import resolve_kinks
 from grpo_verify.proof.rules.expectation import expectation_under_the_model, random_in, speaks_of
 from grpo_verify.proof.terms import (KernelError, canon, canon_written, canonical_dummy, check, depth_of,
-                                     expand_computations, free_symbols, integer_valued, subst)
+                                     expand_computations, free_symbols, integer_valued, subs_points, subst)
 
 _TOKEN = object()
 # Every Theorem and Cited the rules made: an object built around the token (object.__new__ and
@@ -121,7 +120,7 @@ class Context:
 
     def prove(self, cond, ranges=(), hidden=frozenset(), facts=()) -> bool:
         cond = canon(sp.sympify(cond))
-        key = (cond, ranges, hidden, tuple(facts))
+        key = (cond, ranges, hidden, tuple(facts), subs_points(cond, facts))  # see terms.subs_points
         if key not in self._cache:
             self._cache[key] = False  # a recursive call on the same condition fails rather than loops
             self._cache[key] = self._prove(cond, ranges, hidden, tuple(facts))
@@ -299,9 +298,16 @@ def _rewrite(e, eq: Cited, local: R.Local):
     return R.rebuild(e, changed) if changed else e
 
 
-@lru_cache(maxsize=4096)
+_AT_DEPTH: dict = {}
+
+
 def _at_depth(term, depth: int):
-    return canon(term, depth)
+    key = (term, depth, subs_points(term))  # not lru_cache: its key would be the term alone (terms.subs_points)
+    if key not in _AT_DEPTH:
+        if len(_AT_DEPTH) > 4096:
+            _AT_DEPTH.clear()
+        _AT_DEPTH[key] = canon(term, depth)
+    return _AT_DEPTH[key]
 
 
 def _rewrite_here(e, eq: Cited, local):

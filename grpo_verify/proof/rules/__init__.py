@@ -28,7 +28,7 @@ import sympy as sp
 from grpo_verify.proof import relations as rel
 
 from grpo_verify.proof.operators import Expectation, SquareMatrix  # noqa: F401 - re-exported
-from grpo_verify.proof.terms import canon, outermost, subst
+from grpo_verify.proof.terms import canon, outermost, subs_points, subst
 
 RULES: dict[str, "Rule"] = {}
 
@@ -173,7 +173,7 @@ def normalize(e, local: Local, rules=None, _depth: int = 0):
     if _depth > _LIMIT:
         raise RecursionError("a normal rule did not terminate")
     memo = local.ctx.__dict__.setdefault("_normal", {})  # per context: side conditions depend on it
-    key = (e, tuple(rules), local.ranges, local.hidden, local.depth, local.facts)
+    key = (e, tuple(rules), local.ranges, local.hidden, local.depth, local.facts, subs_points(e, local.facts))
     if key not in memo:
         memo[key] = _normalized(e, local, rules, _depth)
     return memo[key]
