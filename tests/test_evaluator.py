@@ -304,3 +304,62 @@ def test_the_import_scan_sees_every_form_of_import(tmp_path):
             "grpo_verify.proof.theorem"} <= found
     assert not any(name == "grpo_verify.proof.operators" or name.startswith("grpo_verify.proof.operators.")
                    for name in found)
+
+
+# == the first points only (check's stop_at_failure) ==========================================================
+
+def test_the_first_points_are_the_full_sweeps_first_points_with_their_links():
+    steps = (Step(x ** 2 + 2 * x + 1, "expand"), Step(x ** 2 + 2 * x + 2, "a planted error"))
+    result = claim((x + 1) ** 2, x ** 2 + 2 * x + 2, "<=", steps=steps)
+    full, first = evaluation.evaluate(result), evaluation.evaluate(result, first_points=3)
+    assert full.complete and not first.complete and first.checked == 3 < full.checked
+    assert [q.values for q in first.points] == [q.values for q in full.points[:3]]
+    assert first.links == full.links and set(first.links) == {2}
+    # a statement false only at a size past the first points: the full sweep refutes it, the first points do not
+    late = claim(sp.Sum(1, (j, 1, Nn)), 4, "<=")
+    assert not evaluation.evaluate(late, first_points=3).refuted
+    assert evaluation.evaluate(late).refuted
+
+
+def test_a_pass_under_stop_at_failure_still_needs_the_full_sweep(monkeypatch):
+    """check(stop_at_failure=True) looks at the evaluator's first points only before the kernel; if the kernel then
+    passes the result, the full sweep runs and refutes a false one: with a kernel that (planted) accepts every
+    chain, a statement false only at larger sizes is still refuted, never passed."""
+    from types import SimpleNamespace
+
+    from grpo_verify.proof import Status
+    from grpo_verify.proof import check as checking
+    from grpo_verify.proof import theorem as kernel
+
+    late = claim(sp.Sum(1, (j, 1, Nn)), 4, "<=")
+    accepted = SimpleNamespace(rules=frozenset(), relation="<=")
+    monkeypatch.setattr(checking, "_prove", lambda *args, **kwargs: (accepted, []))
+    monkeypatch.setattr(kernel, "establishes", lambda *args, **kwargs: True)
+    monkeypatch.setattr(kernel, "proves", lambda *args, **kwargs: True)
+    assert checking.check(late, stop_at_failure=True).status is Status.REFUTED
+    assert checking.check(late).status is Status.REFUTED
+    # the broken kernel does pass a statement the sweep cannot refute: the stand-ins are what decides here
+    assert checking.check(claim(sp.Sum(1, (j, 1, Nn)), Nn, "<="), stop_at_failure=True).status is Status.PROVED
+
+
+def test_a_link_the_evaluator_refutes_is_not_tried_by_the_kernel(monkeypatch):
+    """A false link can cost z3 its whole time budget (60 s for a shifted step of D4); the evaluator's exact
+    counterexample already says no sound kernel proves it, so the driver reports it refuted without the try."""
+    from grpo_verify.proof import Status
+    from grpo_verify.proof import check as checking
+    from grpo_verify.proof import theorem as kernel
+
+    tried = []
+    real = kernel.link
+
+    def link(ctx, previous, relation, expr, *args, **kwargs):
+        tried.append(expr)
+        return real(ctx, previous, relation, expr, *args, **kwargs)
+    monkeypatch.setattr(kernel, "link", link)
+    steps = (Step(x ** 2 + 2 * x + 2, "a planted error"), Step(x ** 2 + 2 * x + 1, "and back"))
+    report = checking.check(claim((x + 1) ** 2, x ** 2 + 2 * x + 1, "=", steps=steps))
+    assert report.steps[0].status is Status.REFUTED and "counterexample" in report.steps[0].detail
+    assert tried == []
+    steps = (Step(x ** 2 + 2 * x + 1, "expand"),)
+    assert checking.check(claim((x + 1) ** 2, x ** 2 + 2 * x + 1, "=", steps=steps)).status is Status.PROVED
+    assert len(tried) == 1  # a link the evaluator does not refute is tried

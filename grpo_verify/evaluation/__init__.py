@@ -39,6 +39,7 @@ class Verdict:
     points: list = field(default_factory=list)  # admissible points (for the kernel's model check)
     links: dict = field(default_factory=dict)  # step number -> where that link fails (the statement may hold)
     planned: dict = field(default_factory=dict)  # symbol -> the sizes tried (lower bound .. bound + SPAN, or more)
+    complete: bool = True  # False: stopped after its first points (``first_points``); not a sweep of the sizes
 
 
 def _formulas(result):
@@ -162,16 +163,19 @@ def _describe(point: Point) -> str:
 _CACHE: dict = {}
 
 
-def evaluate(result, seed: int = 0) -> Verdict:
-    """Check ``result`` at small sizes (see the module docstring)."""
-    if id(result) in _CACHE and _CACHE[id(result)][0] is result:
-        return _CACHE[id(result)][1]
-    verdict = _evaluate(result, seed)
-    _CACHE[id(result)] = (result, verdict)
+def evaluate(result, seed: int = 0, first_points: int | None = None) -> Verdict:
+    """Check ``result`` at small sizes (see the module docstring). With ``first_points``, stop once that many
+    admissible points held (the same points, in the same order, that the full sweep starts with, the links
+    checked at them included): ``complete`` is then False and nothing is said of the other sizes."""
+    key = (id(result), seed, first_points)
+    if key in _CACHE and _CACHE[key][0] is result:
+        return _CACHE[key][1]
+    verdict = _evaluate(result, seed, first_points)
+    _CACHE[key] = (result, verdict)
     return verdict
 
 
-def _evaluate(result, seed: int) -> Verdict:
+def _evaluate(result, seed: int, first_points: int | None = None) -> Verdict:
     conditions, equations, identities, quantified = _formulas(result)
     all_formulas = conditions + [e for e, _ in equations + identities] + [f for _, f in quantified]
     symbols = _statement_symbols(result, all_formulas)
@@ -221,6 +225,9 @@ def _evaluate(result, seed: int) -> Verdict:
                     sizes[s].add(int(filler.point.values[s]))
             if len(points) < 4:
                 points.append(filler.point)
+            if first_points is not None and checked >= first_points:
+                return Verdict(False, f"holds at the first {checked} admissible points (not a sweep of the sizes)",
+                               checked, {s: sorted(v) for s, v in sizes.items()}, points, links, {}, complete=False)
         reached += checked_here > 0
     covered = ", ".join(f"{s} in {_span(sorted(v))}" for s, v in sizes.items() if v)
     text = (f"holds at {checked} admissible points" + (f" ({covered})" if covered else "")) if checked else \

@@ -109,15 +109,22 @@ def _check(result, start, stop_at_failure) -> ResultReport:
         ctx = K.Context(hypotheses(result))
     except KernelError as exc:
         return _fail(result, start, f"refused: {exc}")
-    verdict = evaluation.evaluate(result)
-    if verdict.refuted:
+
+    def refuted(verdict):
         return ResultReport(result.name, Status.REFUTED,
                             (StepReport(1, "independent evaluator", result.relation, Status.REFUTED,
                                         time.perf_counter() - start, verdict.text, "exact evaluation"),),
                             time.perf_counter() - start, statement_scope(result), "", (), (), (), verdict.text)
+
+    # stop_at_failure (a question of pass or fail, as when an assumption is deleted): the evaluator looks at its
+    # first points only (their links included) before the kernel, and sweeps every size only if the kernel then
+    # proves the result; a failure needs no sweep, and a pass still gets it, so the answer is the full check's
+    verdict = evaluation.evaluate(result, first_points=3 if stop_at_failure else None)
+    if verdict.refuted:
+        return refuted(verdict)
     model = None
     if ctx.hyps:
-        model = find_model(result, ctx)
+        model = find_model(result, ctx, verdict)
         if model is None:
             return _fail(result, start, "refused: no exact model of the assumptions was found (an inconsistent set "
                                         "would prove anything)", "no model found", verdict.text)
@@ -126,6 +133,11 @@ def _check(result, start, stop_at_failure) -> ResultReport:
         consistency = "no assumptions beyond the declared domains of the symbols"
 
     def finished(status, reports, theorems, scope, values):
+        nonlocal verdict
+        if status.passed and not verdict.complete:
+            verdict = evaluation.evaluate(result)  # a pass is never reported without the evaluator's full sweep
+            if verdict.refuted:
+                return refuted(verdict)
         # the kernel's last word: each theorem states the result under its assumptions, which have the model
         models = [_model_at(result, ctx, model, v) for v in values] if status.passed else []
         excluded = [v for v, m in zip(values, models) if m is None and v is not None]
@@ -240,14 +252,19 @@ def _prove(result, ctx, extra, stop_at_failure, links=None):
     for n, step in enumerate(result.links(), start=1):
         t0 = time.perf_counter()
         rules = rules_of(step.by)
-        try:
-            cited = extra + _cited(result, step.using, ctx)
-            t = K.link(ctx, previous, step.relation, built(step.expr), rules, cited)
-            thm = t if thm is None else K.chain(thm, t)
-            status, detail = Status.PROVED, "established"
-        except (K.Unproved, KernelError) as exc:
-            status, detail, thm = Status.UNPROVED, str(exc), None
-        refuted = links.get(n) if status is Status.UNPROVED else None
+        refuted = links.get(n)
+        if refuted:
+            # the evaluator holds an exact counterexample to this link: no sound kernel proves it, so it is not
+            # tried (a false link can cost z3 its whole time budget); this only ever withholds a proof
+            status, detail, thm = Status.UNPROVED, "not tried by the kernel: the link is false at that point", None
+        else:
+            try:
+                cited = extra + _cited(result, step.using, ctx)
+                t = K.link(ctx, previous, step.relation, built(step.expr), rules, cited)
+                thm = t if thm is None else K.chain(thm, t)
+                status, detail = Status.PROVED, "established"
+            except (K.Unproved, KernelError) as exc:
+                status, detail, thm = Status.UNPROVED, str(exc), None
         reports.append(StepReport(n, step.rule or ", ".join(r.label() for r in rules) or "arithmetic",
                                   step.relation, Status.REFUTED if refuted else status, time.perf_counter() - t0,
                                   f"{refuted} (the evaluator's counterexample); {detail}" if refuted else detail,
@@ -396,14 +413,19 @@ def model_of(point):
     return K.Model(dict(point.values), families, dict(point.functions), distributions)
 
 
-def find_model(result, ctx):
-    """A model of ``ctx`` the kernel accepts, from the evaluator's admissible points, or None."""
+def find_model(result, ctx, verdict=None):
+    """A model of ``ctx`` the kernel accepts, from the evaluator's admissible points (those of ``verdict``, then,
+    if it stopped early and none was a model, those of the full sweep), or None."""
     from grpo_verify import evaluation
 
-    for point in evaluation.evaluate(result).points:
-        model = model_of(point)
-        if K.has_model(ctx, model):
-            return model
+    verdicts = [verdict] if verdict is not None else []
+    if verdict is None or not verdict.complete:
+        verdicts.append(None)  # the full sweep, evaluated only when it is reached
+    for v in verdicts:
+        for point in (v if v is not None else evaluation.evaluate(result)).points:
+            model = model_of(point)
+            if K.has_model(ctx, model):
+                return model
     return None
 
 
