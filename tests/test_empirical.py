@@ -19,7 +19,7 @@ from grpo_verify.gram.reference import per_rollout_gradients
 FIXTURE = Path(__file__).parent / "fixtures" / "gsm8k_small.jsonl"
 BASE = ["--model", "tiny-random", "--dataset-file", str(FIXTURE), "--num-prompts", "2", "--group-sizes", "2,4",
         "--max-new-tokens", "6", "--bootstrap", "50", "--no-progress", "--device", "cpu", "--threads", "1",
-        "--layer-controls"]
+        "--layer-controls", "--degenerate-groups", "measure"]
 
 
 def _args(out: Path, *extra: str, plots: bool = False) -> list[str]:
@@ -69,6 +69,28 @@ def test_end_to_end_writes_every_output(full_run):
     assert summary["counts"]["2"]["items"] == 2
     assert any(row["matrix"] == "layers" and row["condition"] == "gaussian" for row in summary["rows"])
     assert "effective_rank" in (full_run / "table.md").read_text() and r"\toprule" in (full_run / "table.tex").read_text()
+
+
+def test_a_run_that_counts_degenerate_groups_equals_the_measured_run_where_it_records_anything(full_run, tmp_path):
+    """--degenerate-groups count end to end: the mixed groups' records are the measured run's, and a degenerate
+    group's record holds a subset of the measured record's keys, with the same values (no engine pass)."""
+    out = tmp_path / "counted"
+    assert main(_args(out, "--degenerate-groups", "count")) == 0
+    measured, counted = _results(full_run), _results(out)
+    assert [(r["prompt"], r["R"]) for r in counted] == [(r["prompt"], r["R"]) for r in measured]
+    kinds = set()
+    for a, b in zip(measured, counted):
+        ma, mb = a.pop("measure"), b.pop("measure")
+        assert a == b  # completions, rewards, seeds
+        if not ma["degenerate"]:
+            assert mb == ma
+            kinds.add("mixed")
+            continue
+        kinds.add("degenerate")
+        assert mb["measured"] is False and "K" not in mb
+        assert mb["advantages"] == ma["advantages"]
+        assert mb["conditions"] == {"grpo": {k: ma["conditions"]["grpo"][k] for k in mb["conditions"]["grpo"]}}
+    assert kinds == {"mixed", "degenerate"}  # the fixture run has both, or this test says nothing
 
 
 def test_rerun_with_same_seed_is_identical(full_run, tmp_path):
@@ -396,3 +418,42 @@ def test_grpo_and_its_controls_are_summarised_over_the_same_groups():
         for cond in ("grpo", "gaussian", "gaussian_centred", "ones"):
             assert len(rows[(R, "weighted", cond, "effective_rank")]) == mixed, (R, cond)
             assert committed[(R, "weighted", cond, "effective_rank")] == mixed, (R, cond)
+
+
+def test_counted_degenerate_groups_leave_the_paired_rows_as_they_were_and_drop_only_their_own_k_rows():
+    """A committed run re-read with each degenerate group replaced by its counted record (what --degenerate-groups
+    count writes, no K): the weighted, per-layer and gradient-norm rows are value for value the measured run's
+    (they already skipped degenerate groups), and the G, centred and layer_gram rows are the measured run's values
+    of its mixed groups only. The markdown says so."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from grpo_verify.empirical import measure
+    from grpo_verify.empirical import report as empirical_report
+    from grpo_verify.empirical.store import read_jsonl
+
+    run = Path(__file__).resolve().parents[1] / "experiments" / "results" / "empirical_cpu_arith16"
+    records, _torn = read_jsonl(run / "results.jsonl")
+    counted = []
+    for rec in records:
+        m = rec["measure"]
+        if m["degenerate"]:
+            conds = {c: np.asarray(a) for c, a in m["advantages"].items()}
+            m = measure.counted_degenerate_group(conds, 1e-6)
+        counted.append({**rec, "measure": m})
+    assert sum(not r["measure"].get("measured", True) for r in counted) > 0
+    before, after = empirical_report.rows_of(records), empirical_report.rows_of(counted)
+    mixed_only = empirical_report.rows_of([r for r in records if not r["measure"]["degenerate"]])
+    for key in set(before) | set(after):
+        expected = mixed_only[key] if key[1] in ("G", "centred", "layer_gram") else before[key]
+        assert after.get(key) == expected, key
+    for R in (2, 4, 8):  # a measured degenerate group keeps its K rows
+        assert len(before[(R, "G", "-", "effective_rank")]) == sum(r["R"] == R for r in records)
+    assert any(len(before[k]) > len(after[k]) for k in before if k[1] == "G")
+
+    class Cfg:
+        group_sizes, bootstrap, confidence, seed = (2, 4, 8), 10, 0.95, 0
+    summary = empirical_report.summarise(counted, Cfg)
+    assert "counted without an engine pass" in empirical_report.markdown(summary, Cfg, "t")
+    assert "counted without" not in empirical_report.markdown(empirical_report.summarise(records, Cfg), Cfg, "t")

@@ -39,28 +39,29 @@ def refused(code: int, err: str, *phrases: str) -> None:
 # -- the defaults -----------------------------------------------------------------------------------
 def test_cpu_defaults_are_the_fast_offline_run_and_say_why():
     cfg, notes = Config().resolved(cuda=False)
-    assert (cfg.task, cfg.num_prompts, cfg.arith_digits, cfg.max_new_tokens, cfg.layer_controls, cfg.threads) == \
-        ("arith", 10, 1, 64, False, 1)
+    assert (cfg.task, cfg.num_prompts, cfg.arith_digits, cfg.max_new_tokens, cfg.layer_controls, cfg.threads,
+            cfg.degenerate_groups) == ("arith", 10, 1, 64, False, 1, "count")
     assert cfg.group_sizes == (2, 4, 8) and cfg.controls and cfg.temperature == 1.0
     text = "\n".join(notes)
     for option in ("--task arith", "--num-prompts 10", "--arith-digits 1", "--max-new-tokens 64",
-                   "--no-layer-controls", "--threads 1"):
+                   "--no-layer-controls", "--threads 1", "--degenerate-groups count"):
         assert option in text, option
     assert all("no CUDA device" in note for note in notes)
 
 
 def test_gpu_defaults_are_the_papers_setting():
     cfg, notes = Config().resolved(cuda=True)
-    assert (cfg.task, cfg.num_prompts, cfg.max_new_tokens, cfg.layer_controls, cfg.threads) == \
-        ("gsm8k", 20, 128, True, None)
+    assert (cfg.task, cfg.num_prompts, cfg.max_new_tokens, cfg.layer_controls, cfg.threads, cfg.degenerate_groups) == \
+        ("gsm8k", 20, 128, True, None, "measure")
     assert "the paper's setting" in notes[0]
 
 
 def test_explicit_options_are_kept_and_a_dataset_file_means_gsm8k():
-    given = Config(task="arith", num_prompts=3, arith_digits=2, max_new_tokens=9, layer_controls=True, threads=2)
+    given = Config(task="arith", num_prompts=3, arith_digits=2, max_new_tokens=9, layer_controls=True, threads=2,
+                   degenerate_groups="measure")
     cfg, notes = given.resolved(cuda=False)
-    assert (cfg.task, cfg.num_prompts, cfg.arith_digits, cfg.max_new_tokens, cfg.layer_controls, cfg.threads) == \
-        ("arith", 3, 2, 9, True, 2)
+    assert (cfg.task, cfg.num_prompts, cfg.arith_digits, cfg.max_new_tokens, cfg.layer_controls, cfg.threads,
+            cfg.degenerate_groups) == ("arith", 3, 2, 9, True, 2, "measure")
     assert notes == []
     assert Config(dataset_file="x.jsonl").resolved(cuda=False)[0].task == "gsm8k"
 

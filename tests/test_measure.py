@@ -273,3 +273,51 @@ def test_gram_vs_direct_error_is_relative_to_the_gradient_norm(group, monkeypatc
     record = measure.measure_group(model, rollouts, [0.0, 1e-3, 2e-3, 0.0], [0.0] * 4, "partial_credit", cfg, seed=3)
     assert record["conditions"]["grpo"]["gradient_norm"] < 1e-2
     assert record["conditions"]["grpo"]["gram_vs_direct_rel_err"] == pytest.approx(1.0, rel=1e-8)
+
+
+def _leaves(tree, path=()):
+    """(path, value) for every leaf of a JSON-like record."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _leaves(value, (*path, key))
+    else:
+        yield path, tree
+
+
+def test_a_counted_degenerate_group_records_what_the_measured_path_records_without_an_engine_pass(group, monkeypatch):
+    """--degenerate-groups count: no rollout_gram call, and every value the counted record holds (the advantages of
+    every condition, GRPO's zero gradient, its norm and the weighted spectrum of diag(0) G) equals the measured
+    path's value at the same key, which does run the engine; the measured path's K, G and controls are what the
+    counted record says it lacks ("measured": false)."""
+    model, rollouts, _ = group
+    rewards, other = [1.0] * 4, [0.1, 0.5, 0.9, 0.3]
+    full = measure.measure_group(model, rollouts, rewards, other, "partial_credit",
+                                 Config(aggregation="mean", controls=True, layer_controls=True,
+                                        degenerate_groups="measure"), seed=3)
+    calls = []
+    monkeypatch.setattr(measure, "rollout_gram", lambda *a, **k: calls.append(1))
+    counted = measure.measure_group(model, rollouts, rewards, other, "partial_credit",
+                                    Config(aggregation="mean", controls=True, layer_controls=True,
+                                           degenerate_groups="count"), seed=3)
+    assert calls == []
+    assert counted["measured"] is False and full["measured"] is True
+    assert full["degenerate"] is counted["degenerate"] is True
+    flat_full = dict(_leaves(full))
+    compared = [(path, value) for path, value in _leaves(counted) if path not in (("measured",),
+                                                                                   ("seconds", "gram_and_spectra"))]
+    assert len(compared) >= 15  # 6 advantage vectors, the flag, GRPO's 3 entries, 7 weighted metrics and sigma
+    for path, value in compared:
+        assert path in flat_full, path
+        np.testing.assert_equal(value, flat_full[path], err_msg=str(path))
+    assert "K" in full and "K" not in counted and "gaussian" not in counted["conditions"]
+    # a mixed group is measured whatever the option says
+    class EngineCalled(Exception):
+        pass
+
+    def engine(*args, **kwargs):
+        raise EngineCalled
+    monkeypatch.setattr(measure, "rollout_gram", engine)
+    with pytest.raises(EngineCalled):
+        measure.measure_group(model, rollouts, [0.0, 1.0, 1.0, 0.0], other, "partial_credit",
+                              Config(aggregation="mean", controls=True, layer_controls=False,
+                                     degenerate_groups="count"), seed=3)

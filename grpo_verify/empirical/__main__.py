@@ -92,8 +92,8 @@ def package_versions() -> dict[str, str | None]:
 
 def load_problems(cfg: Config) -> list[data.Problem]:
     if cfg.task == "arith":
-        return data.make_arith(cfg.num_prompts + cfg.prompt_offset, cfg.arith_digits, cfg.arith_ops,
-                               cfg.seed)[cfg.prompt_offset:]
+        return data.problem_window(data.make_arith(cfg.num_prompts + cfg.prompt_offset, cfg.arith_digits, cfg.arith_ops,
+                                            cfg.seed), cfg.num_prompts, cfg.prompt_offset, "arith")
     if cfg.dataset_file:
         return data.load_gsm8k_file(cfg.dataset_file, cfg.num_prompts, cfg.prompt_offset)
     return data.load_gsm8k_hub(cfg.dataset_split, cfg.num_prompts, cfg.prompt_offset)
@@ -247,8 +247,10 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
         other_rewards = reward.score(ro.texts, problem.reference, other, cfg.strict_format)
         shown = "".join(str(int(x)) for x in rewards) if cfg.reward == "binary" else \
             ",".join(f"{x:.2f}" for x in rewards)
-        stage.enter(f"prompt {problem.index + 1}/{len(problems)}, R={R}, rewards {shown}: forward, backward, "
-                    "per-layer spectra")
+        counted = cfg.degenerate_groups == "count" and len(set(rewards)) == 1
+        stage.enter(f"prompt {problem.index + 1}/{len(problems)}, R={R}, rewards {shown}: " +
+                    ("all equal, counted (GRPO gradient 0, no backward)" if counted else
+                     "forward, backward, per-layer spectra"))
         measured = measure_group(model, ro, rewards, other_rewards, other_name, cfg,
                                  derived_seed(cfg.seed, "controls", problem.index, R))
         measured["seconds"]["generation"] = round(t_gen, 3)

@@ -10,6 +10,7 @@ import argparse
 from dataclasses import asdict, dataclass, fields
 
 from grpo_verify.estimators import DEFAULT_EPS
+from grpo_verify.outputs import positive_int  # noqa: F401 - the experiment scripts' argparse type
 
 PRESETS = ("nemotron-mini-4b", "smollm2-135m", "tiny-random", "nemotron-mini-4b-random", "gemma3-270m")
 TASKS = ("gsm8k", "arith")
@@ -18,6 +19,7 @@ REWARDS = ("binary", "partial")
 ANSWER_FORMATS = ("sentence", "boxed")
 DTYPES = ("float32", "float64", "bfloat16", "float16")
 CONTROLS = ("gaussian", "gaussian_centred", "ones", "rewards", "partial")
+DEGENERATE_GROUPS = ("measure", "count")
 RUNTIME_ONLY = ("out", "resume", "threads", "progress", "plots")
 
 
@@ -51,6 +53,8 @@ class Config:
     aggregation: str = "mean"         # per-rollout objective l_i: mean / sum / constant over completion tokens
     controls: bool = True
     layer_controls: bool | None = None  # per-layer spectra for the controls (same engine pass); None: CUDA only
+    degenerate_groups: str | None = None  # all rewards equal: "measure" (K, G, controls) or "count" (no engine
+    #                                       pass: the GRPO gradient is exactly 0); None: measure with CUDA, else count
     relative_tolerance: float = 1e-6  # tolerance rank: #{sigma > tol * sigma_max}
     sparsity_thresholds: tuple[float, ...] = (1e-6, 1e-4, 1e-2)  # |g_k| <= tau * max_k |g_k|
     # -- training -------------------------------------------------------------------------------
@@ -111,6 +115,12 @@ class Config:
                 notes.append(("--layer-controls" if cuda else "--no-layer-controls") + f" ({where}"
                              + ("" if cuda else ": the controls' per-layer spectra would multiply the CPU time "
                                 "several-fold; the controls are still measured on the R x R matrices") + ")")
+        if self.degenerate_groups is None:
+            changes["degenerate_groups"] = "measure" if cuda else "count"
+            if not cuda:
+                notes.append("--degenerate-groups count (no CUDA device: a group whose rewards are all equal has a "
+                             "GRPO gradient of exactly 0, recorded as such without its forward and backward; its G "
+                             "and control rows are not measured)")
         if self.threads is None and not cuda:
             changes["threads"] = 1
             notes.append("--threads 1 (no CUDA device: on a small or shared CPU, torch's default threads "
@@ -144,6 +154,8 @@ class Config:
                               ("answer_format", ANSWER_FORMATS), ("aggregation", ("mean", "sum", "constant"))):
             if getattr(self, name) is not None and getattr(self, name) not in allowed:
                 raise ValueError(f"--{name.replace('_', '-')} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.degenerate_groups is not None and self.degenerate_groups not in DEGENERATE_GROUPS:
+            raise ValueError(f"--degenerate-groups must be one of {DEGENERATE_GROUPS}, got {self.degenerate_groups!r}")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise ValueError(f"--dtype must be one of {DTYPES}, got {self.dtype!r}")
         if any(not 0 < t < 1 for t in self.sparsity_thresholds):
@@ -170,17 +182,6 @@ def _int_list(text: str) -> tuple[int, ...]:
     return values
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _float_list(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in text.replace(",", " ").split())
@@ -202,8 +203,8 @@ EPILOG = """\
 defaults by machine:
   with CUDA: the paper's setting -- nemotron-mini-4b on GSM8K (hub), 20 prompts, R = 2,4,8, every control
   on a CPU:  smollm2-135m from the embedded GGUF (make install), the 1-digit arith task, 10 prompts,
-             R = 2,4,8, 64 new tokens, controls on the R x R matrices only, 1 torch thread -- offline,
-             minutes
+             R = 2,4,8, 64 new tokens, controls on the R x R matrices only, degenerate groups counted
+             (no engine pass), 1 torch thread -- offline, minutes
   each default the run takes is printed at its start, with why.
 
 what needs the network (the hub): --model nemotron-mini-4b or any hub id; smollm2-135m when the
@@ -280,6 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also the controls' per-layer weight-gradient spectra (they hold 6 float32 gradient sets "
                         "at once: ~100 GB at 4B, and several times the CPU time of a group; a CUDA run that lacks "
                         "the memory stops before measuring and says so); default on with CUDA, off on a CPU")
+    g.add_argument("--degenerate-groups", default=None, choices=DEGENERATE_GROUPS,
+                   help="a group whose rewards are all equal has a GRPO gradient of exactly 0: measure its K, G and "
+                        "controls anyway, or count it (recorded with its zero GRPO gradient, no forward or backward); "
+                        "default measure with CUDA, count on a CPU")
     g.add_argument("--relative-tolerance", type=float, default=d.relative_tolerance, help="of the tolerance rank")
     g.add_argument("--sparsity-thresholds", type=_float_list, default=d.sparsity_thresholds,
                    help="a coordinate counts as near-zero when |g_k| <= tau * max|g|")

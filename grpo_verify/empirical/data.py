@@ -57,7 +57,7 @@ def load_gsm8k_file(path: str | Path, limit: int | None = None, offset: int = 0)
             except ValueError as err:
                 raise DataError(f"{path}:{lineno}: malformed GSM8K line: {err}") from None
             problems.append(Problem(len(problems), row["question"], ref, f"{path.name}:{lineno}"))
-    return _window(problems, limit, offset, str(path))
+    return problem_window(problems, limit, offset, str(path))
 
 
 def load_gsm8k_hub(split: str = "test", limit: int | None = None, offset: int = 0) -> list[Problem]:
@@ -71,7 +71,7 @@ def load_gsm8k_hub(split: str = "test", limit: int | None = None, offset: int = 
                         "--task arith (generated problems, no network)") from None
     problems = [Problem(i, r["question"], reference_from_answer(r["answer"]), f"hub:{split}[{i}]")
                 for i, r in enumerate(rows)]
-    return _window(problems, limit, offset, HUB_DATASET[0])
+    return problem_window(problems, limit, offset, HUB_DATASET[0])
 
 
 def make_arith(count: int, digits: int = 2, ops: str = "+-*", seed: int = 0) -> list[Problem]:
@@ -88,7 +88,7 @@ def make_arith(count: int, digits: int = 2, ops: str = "+-*", seed: int = 0) -> 
     return out
 
 
-def _window(problems: list[Problem], limit: int | None, offset: int, where: str) -> list[Problem]:
+def problem_window(problems: list[Problem], limit: int | None, offset: int, where: str) -> list[Problem]:
     chosen = problems[offset:offset + limit if limit is not None else None]
     if not chosen:
         raise DataError(f"{where}: no problems left after --prompt-offset {offset} ({len(problems)} in total)")

@@ -21,7 +21,10 @@ Conditions: the GRPO advantages (--advantage) and the controls: gaussian (i.i.d.
 gaussian_centred (those minus their mean), ones, rewards (the raw rewards), and the advantages of
 the other reward (partial credit when the reward is binary, binary when it is partial).
 A degenerate group (all rewards equal) has zero GRPO advantages: its GRPO gradient is zero and
-recorded as such, not measured for rank; the controls are measured on it as on any group.
+recorded as such, not measured for rank. With --degenerate-groups measure, K and the controls are
+measured on it as on any group; with count (the CPU default) there is no engine pass at all: the
+record holds what needs no K (the advantages, the GRPO gradient's norm 0 and the zero matrix's
+spectrum), equal to what the measured path writes for those keys, and "measured": false.
 """
 
 from __future__ import annotations
@@ -134,12 +137,23 @@ def layer_record(svals: dict[str, torch.Tensor], tol: float) -> dict:
             "per_layer": {m: [round(x[m], 6) for x in metrics] for m in LAYER_STORED}}
 
 
+def counted_degenerate_group(conds: dict[str, np.ndarray], tol: float) -> dict:
+    """The record of a group whose GRPO advantages are all 0, without an engine pass: diag(0) K diag(0) = 0 and
+    sum_i 0 g_i = 0 whatever K is, so the GRPO condition's entry is known exactly; K, G and the controls are not."""
+    R = len(conds["grpo"])
+    grpo = {"zero_gradient": True, "gradient_norm": 0.0, "weighted": spectrum(np.zeros((R, R)), tol)}
+    return {"degenerate": True, "measured": False, "advantages": {c: a.tolist() for c, a in conds.items()},
+            "conditions": {"grpo": grpo}, "seconds": {"gram_and_spectra": 0.0}}
+
+
 def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list[float], other_name: str,
                   cfg, seed: int) -> dict:
     """Every measurement of one group (see the module docstring). Returns a JSON-ready dict."""
     tol = cfg.relative_tolerance
     conds = conditions(rewards, other_rewards, other_name, cfg.advantage, cfg.advantage_eps, cfg.controls, seed)
     degenerate = bool(np.all(conds["grpo"] == 0))
+    if degenerate and cfg.degenerate_groups == "count":
+        return counted_degenerate_group(conds, tol)
     device = next(model.parameters()).device
     t0 = time.perf_counter()
     controls = ({c: a for c, a in conds.items() if c != "grpo" and np.any(a)}
@@ -150,7 +164,7 @@ def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list
                        accumulate_dtype=torch.float64)
     t_gram = time.perf_counter() - t0
     K = res.K.numpy()
-    record: dict = {"degenerate": degenerate, "K": K.tolist(),
+    record: dict = {"degenerate": degenerate, "measured": True, "K": K.tolist(),
                     "advantages": {c: a.tolist() for c, a in conds.items()},
                     "G": spectrum(K, tol), "centred": spectrum(derived_grams(K)["centred"], tol),
                     "layer_gram": {m: summarise([rank.rank_metrics_from_gram(k.numpy(), tol).as_dict()[m]

@@ -2,7 +2,9 @@
 
 Every number in the tables is a mean over prompts at one R with a seeded percentile bootstrap
 confidence interval over prompts. GRPO rows use the non-degenerate groups only (a degenerate
-group's GRPO gradient is zero: counted, not ranked); the controls use every group.
+group's GRPO gradient is zero: counted, not ranked), and so do the controls' weighted and per-layer
+rows; G, centred G and the per-block Grams use every group whose K was measured (with
+--degenerate-groups count, the mixed ones).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def rows_of(records: list[dict]) -> dict[tuple, list[float]]:
     rows: dict[tuple, list[float]] = defaultdict(list)
     for rec in records:
         R, m = rec["R"], rec["measure"]
-        for metric in METRICS:
+        for metric in METRICS if m.get("measured", True) else ():  # a counted degenerate group has no K
             rows[(R, "G", "-", metric)].append(m["G"]["metrics"][metric])
             rows[(R, "centred", "-", metric)].append(m["centred"]["metrics"][metric])
             rows[(R, "layer_gram", "-", metric)].append(m["layer_gram"][metric]["median"])
@@ -65,6 +67,7 @@ def summarise(records: list[dict], cfg, train_records: list[dict] | None = None)
     for R in cfg.group_sizes:
         mine = [r for r in records if r["R"] == R]
         counts[str(R)] = {"items": len(mine), "degenerate": sum(r["measure"]["degenerate"] for r in mine),
+                          "counted_without_k": sum(not r["measure"].get("measured", True) for r in mine),
                           "all_zero_reward": sum(max(r["rewards"]) == 0 for r in mine),
                           "all_one_reward": sum(min(r["rewards"]) == 1 for r in mine),
                           "mean_reward": float(np.mean([np.mean(r["rewards"]) for r in mine])) if mine else None}
@@ -103,7 +106,10 @@ def markdown(summary: dict, cfg, title: str) -> str:
     look, Rs = _lookup(summary), list(cfg.group_sizes)
     lines = [f"# {title}", "", f"Means over prompts with {summary['notes']['ci']}. "
              "Weighted and per-layer rows (GRPO and every control): non-degenerate groups only, the same groups for "
-             "every weighting. n = groups measured.", "",
+             "every weighting. n = groups measured." + (
+                 " Degenerate groups were counted without an engine pass (--degenerate-groups count): the G, "
+                 "centred and layer_gram rows are over the mixed groups." if any(
+                     c.get("counted_without_k") for c in summary["counts"].values()) else ""), "",
              "| R | items | degenerate (all rewards equal) | all 0 | all 1 | mean reward |", "|---|---|---|---|---|---|"]
     for R in Rs:
         c = summary["counts"][str(R)]
@@ -189,7 +195,7 @@ def plots(records: list[dict], summary: dict, cfg, out_dir) -> list[str]:
     # 1. singular-value spectra (sigma_k / sigma_1, mean over prompts) per R
     fig, axes = plt.subplots(1, len(Rs), figsize=(4 * len(Rs), 3.4), squeeze=False)
     for ax, R in zip(axes[0], Rs):
-        mine = [r["measure"] for r in records if r["R"] == R]
+        mine = [r["measure"] for r in records if r["R"] == R and r["measure"].get("measured", True)]
         series = {"G": [m["G"] for m in mine], "centred G": [m["centred"] for m in mine]}
         for cond in ("grpo", "gaussian", "ones"):
             series[f"diag(a) G, {cond}"] = [m["conditions"][cond]["weighted"] for m in mine

@@ -100,7 +100,7 @@ def read_jsonl(path: str | Path, repair: bool = False) -> tuple[list[dict], int]
             return records, torn
         try:
             records.append(json.loads(raw))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):  # not JSON, or not even UTF-8 (ValueErrors both)
             if k == len(lines) - 2 and lines[-1] == b"":
                 # a newline-terminated but undecodable final line (e.g. a torn multi-byte write): drop it too
                 if repair:
