@@ -4,12 +4,24 @@ experiment scripts)."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import os
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def write_atomically(path: Path, content: str | Callable[[Path], None]) -> None:

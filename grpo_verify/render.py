@@ -6,33 +6,90 @@ Every result is checked first; the document shows each step's status as checked 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import multiprocessing
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 import grpo_verify
 from grpo_verify import latex
 from grpo_verify.proof import ResultReport
 from grpo_verify.proof.catalog import families
-from grpo_verify.outputs import output_problem, write_atomically
+from grpo_verify.outputs import output_problem, positive_int, write_atomically
 
 
-def check_all(progress=sys.stderr) -> tuple[list, dict[str, ResultReport]]:
+def default_jobs() -> int:
+    """Processes for checking the catalogue: one per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_in_a_worker(index: tuple[int, int]) -> tuple[str, ResultReport]:
+    """One catalogue result checked by the kernel of a worker process (its own import of the package). The report
+    comes back without its theorems: they are the worker's kernel objects, and the rendering reads only the
+    statuses, steps and texts."""
+    family, position = index
+    result = families()[family].results[position]
+    return result.name, dataclasses.replace(result.check(), theorems=())
+
+
+# reports this process's workers made (a Result is immutable once built, so its report cannot go stale)
+_FROM_WORKERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def check_all(progress=sys.stderr, jobs: int | None = None) -> tuple[list, dict[str, ResultReport]]:
+    """Every result's report, in catalogue order. Results this process has already checked keep their report; the
+    rest are checked by ``jobs`` worker processes (default: one per core), each result by one worker's kernel, or
+    here when ``jobs`` is 1."""
     fams = families()
+    indices = [(f, k) for f, family in enumerate(fams) for k in range(len(family.results))]
+    total, done = len(indices), 0
     reports: dict[str, ResultReport] = {}
-    total = sum(len(f.results) for f in fams)
-    done = 0
-    for family in fams:
-        for result in family.results:
-            done += 1
-            report = result.check()
-            reports[result.name] = report
-            print(f"[{done}/{total}] {family.label} {result.name}: {report.status.value} "
-                  f"({report.scope}, {report.seconds:.1f} s)", file=progress, flush=True)
-    return fams, reports
+
+    def show(family, result, report):
+        nonlocal done
+        done += 1
+        print(f"[{done}/{total}] {family.label} {result.name}: {report.status.value} "
+              f"({report.scope}, {report.seconds:.1f} s)", file=progress, flush=True)
+
+    pending = []
+    for f, k in indices:
+        result = fams[f].results[k]
+        cached = result.cached_report() or _FROM_WORKERS.get(result)
+        if cached is None:
+            pending.append((f, k))
+        else:
+            reports[result.name] = cached
+            show(fams[f], result, cached)
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs > 1 and len(pending) > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # spawn, not fork: a forked copy of a process with torch's or z3's threads running can deadlock
+        with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_check_in_a_worker, index): index for index in pending}
+            for future in as_completed(futures):
+                f, k = futures[future]
+                name, report = future.result()
+                if name != fams[f].results[k].name:  # the worker's catalogue must be this one
+                    raise RuntimeError(f"worker checked {name!r} for {fams[f].results[k].name!r}")
+                reports[name] = _FROM_WORKERS[fams[f].results[k]] = report
+                show(fams[f], fams[f].results[k], report)
+    else:
+        for f, k in pending:
+            result = fams[f].results[k]
+            reports[result.name] = result.check()
+            show(fams[f], result, reports[result.name])
+    order = [fams[f].results[k].name for f, k in indices]
+    return fams, {name: reports[name] for name in order}
 
 
 def compile_pdf(tex: Path, engine: str) -> Path:
@@ -57,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="output folder for derivations.tex, derivations.json (and .pdf); default %(default)s")
     parser.add_argument("--pdf", action="store_true", help="also compile derivations.pdf with pdflatex")
     parser.add_argument("--engine", default="pdflatex", help="LaTeX engine for --pdf (default %(default)s)")
+    parser.add_argument("--jobs", type=positive_int, default=None,
+                        help="processes that check the results (default: one per core)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 if any result is not proved (unproved or refuted)")
     args = parser.parse_args(argv)
@@ -71,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --out {args.out}: {problem}; choose another output folder with --out", file=sys.stderr)
         return 2
 
-    fams, reports = check_all()
+    fams, reports = check_all(jobs=args.jobs)
     tex = args.out / "derivations.tex"
     try:
         write_atomically(tex, latex.document(fams, reports, grpo_verify.__version__))

@@ -28,7 +28,7 @@ def listing(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-def one_result_catalogue(progress=None):
+def one_result_catalogue(progress=None, jobs=None):
     """A stand-in for ``check_all``: one family with one proved result, checked in milliseconds."""
     x = sp.Symbol("x", positive=True)
     result = Result(name="stand_in", doc="A stand-in result.", lhs=(x + 1) ** 2, rhs=x**2 + 2 * x + 1,

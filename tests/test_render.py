@@ -100,7 +100,7 @@ def test_an_unwritable_out_is_refused_before_any_checking(tmp_path, capsys, monk
         out = tmp_path / "locked"
         out.mkdir()
         out.chmod(0o500)
-    monkeypatch.setattr(render, "check_all", lambda: pytest.fail("checked before refusing the output folder"))
+    monkeypatch.setattr(render, "check_all", lambda *a, **k: pytest.fail("checked before refusing the output folder"))
     assert render.main(["--out", str(out)]) == 2
     assert f"--out {out}" in capsys.readouterr().err
     assert not (tmp_path / "file" / "sub").exists()

@@ -358,11 +358,18 @@ class Result:
 
     def check(self, *, refresh: bool = False) -> "ResultReport":
         """The kernel's report, cached for the statement it was made for (checked again if that changed)."""
+        cached = None if refresh else self.cached_report()
+        if cached is None:
+            statement = _fingerprint(tuple(self.__dict__.get(k) for k in self._STATEMENT))
+            _REPORTS[self] = (statement, checking.check(self))
+            return _REPORTS[self][1]
+        return cached
+
+    def cached_report(self) -> "ResultReport | None":
+        """The report this process's kernel made for this statement, if it made one (nothing is checked)."""
         statement = _fingerprint(tuple(self.__dict__.get(k) for k in self._STATEMENT))
         cached = _REPORTS.get(self)
-        if refresh or cached is None or not _same(cached[0], statement):
-            _REPORTS[self] = (statement, checking.check(self))
-        return _REPORTS[self][1]
+        return cached[1] if cached is not None and _same(cached[0], statement) else None
 
     def at(self, values: dict) -> Instance:
         """This result at ``values`` of some of its free symbols, to cite in ``using=``."""
