@@ -43,3 +43,50 @@ def locked_folder(tmp_path, monkeypatch):
         monkeypatch.setattr(tempfile, "NamedTemporaryFile", refusing)
     return folder
 
+
+
+# -- parallel runs (pytest-xdist; `-n auto` is in the default options) ---------------------------------------------
+def pytest_configure(config):
+    """One torch thread per core in each xdist worker: torch's default (every core) in every worker oversubscribes
+    the CPU, and on a 2-core machine that slows BLAS calls several-fold. OMP_NUM_THREADS, when set, wins."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers and "OMP_NUM_THREADS" not in os.environ:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
+
+
+# Work units of a parallel run (our own scheduler: xdist's loadgroup reads markers through a node id that pytest 9
+# no longer lets it change). A module whose tests share a module-scoped fixture (a trained TRL run, a compiled Coq
+# tree) is one unit, so the fixture is built once per run, not once per worker; the tests that read the whole
+# catalogue's kernel reports are one unit, so each result is checked once (the reports are cached per process);
+# every other module is cut into a few units, handed out as workers free up.
+SHARED_FIXTURE_MODULES = ("test_coq.py", "test_empirical.py", "test_measure.py", "test_oracle.py",
+                          "test_properties.py", "test_synthetic.py", "test_trl_callback.py", "test_trl_callback_lora.py",
+                          "test_trl_callback_matrix.py", "test_trl_callback_refusals.py", "test_trl_crosscheck.py",
+                          "test_trl_callback_behaviours.py")
+CATALOGUE_UNIT = ("tests/test_derivations.py::test_derivation_is_proved", "tests/test_render.py::",
+                  "tests/test_entry_points.py::")
+UNITS_PER_MODULE = 4
+
+
+def work_unit(nodeid: str) -> str:
+    """The work unit of a test (see above)."""
+    import zlib
+
+    module = nodeid.split("::", 1)[0]
+    if module.rsplit("/", 1)[-1] in SHARED_FIXTURE_MODULES:
+        return module
+    if nodeid.startswith(CATALOGUE_UNIT):
+        return "the catalogue's kernel reports"
+    return f"{module}@{zlib.crc32(nodeid.encode()) % UNITS_PER_MODULE}"
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnits(config, log)

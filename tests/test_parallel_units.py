@@ -1,0 +1,36 @@
+"""The work units of a parallel run (tests/conftest.py): a module whose tests share a module- or session-scoped
+fixture must be one unit, or each xdist worker builds the fixture again (the Coq tree twice: 55 s each)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import SHARED_FIXTURE_MODULES, work_unit
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _has_shared_fixture(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "fixture":
+            for kw in node.keywords:
+                if kw.arg == "scope" and isinstance(kw.value, ast.Constant) and kw.value.value != "function":
+                    return True
+    return False
+
+
+def test_every_module_with_a_shared_fixture_is_listed_and_no_other():
+    found = {p.name for p in TESTS.glob("test_*.py") if _has_shared_fixture(p)}
+    assert found == set(SHARED_FIXTURE_MODULES), (sorted(found - set(SHARED_FIXTURE_MODULES)),
+                                                   sorted(set(SHARED_FIXTURE_MODULES) - found))
+
+
+def test_a_shared_module_is_one_unit_and_the_others_are_cut():
+    assert len({work_unit(f"tests/test_coq.py::test_{k}") for k in range(40)}) == 1
+    units = {work_unit(f"tests/test_soundness.py::test_false[{k}]") for k in range(40)}
+    assert 1 < len(units) and all(u.startswith("tests/test_soundness.py@") for u in units)
+    assert work_unit("tests/test_render.py::test_x") == work_unit(
+        "tests/test_derivations.py::test_derivation_is_proved[d4.x]")
+    assert work_unit("tests/test_derivations.py::test_the_evaluator_finds_every_result_true_at_small_sizes[d4.x]") \
+        != work_unit("tests/test_render.py::test_x")
