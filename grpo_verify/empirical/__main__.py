@@ -92,8 +92,8 @@ def package_versions() -> dict[str, str | None]:
 
 def load_problems(cfg: Config) -> list[data.Problem]:
     if cfg.task == "arith":
-        return data.problem_window(data.make_arith(cfg.num_prompts + cfg.prompt_offset, cfg.arith_digits, cfg.arith_ops,
-                                            cfg.seed), cfg.num_prompts, cfg.prompt_offset, "arith")
+        made = data.make_arith(cfg.num_prompts + cfg.prompt_offset, cfg.arith_digits, cfg.arith_ops, cfg.seed)
+        return data.problem_window(made, cfg.num_prompts, cfg.prompt_offset, "arith")  # numbered from 0, as GSM8K
     if cfg.dataset_file:
         return data.load_gsm8k_file(cfg.dataset_file, cfg.num_prompts, cfg.prompt_offset)
     return data.load_gsm8k_hub(cfg.dataset_split, cfg.num_prompts, cfg.prompt_offset)
