@@ -92,8 +92,11 @@ def _needed(result, assumption) -> bool | None:
     from grpo_verify.proof import arith
 
     before = arith.undecided_count()
-    if checking.check(result.without(assumption), stop_at_failure=True).status.passed:
+    status = checking.check(result.without(assumption), stop_at_failure=True).status
+    if status.passed:
         return False
+    if status is Status.REFUTED:  # the evaluator's exact counterexample decides it, whatever z3 did
+        return True
     return None if arith.undecided_count() > before else True
 
 

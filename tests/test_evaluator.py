@@ -363,3 +363,23 @@ def test_a_link_the_evaluator_refutes_is_not_tried_by_the_kernel(monkeypatch):
     steps = (Step(x ** 2 + 2 * x + 1, "expand"),)
     assert checking.check(claim((x + 1) ** 2, x ** 2 + 2 * x + 1, "=", steps=steps)).status is Status.PROVED
     assert len(tried) == 1  # a link the evaluator does not refute is tried
+
+
+def test_a_failure_with_a_query_z3_gave_up_on_gets_the_full_sweep(monkeypatch):
+    """Under stop_at_failure a kernel failure skips the evaluator's full sweep, unless z3 gave up on a query of
+    the check: then a counterexample past the first points decides what z3 did not (an assumption-deletion test
+    must not read a load-dependent z3 give-up as its answer). z3 is made to give up on every query here."""
+    from grpo_verify.proof import Status, arith
+    from grpo_verify.proof import check as checking
+
+    def gives_up(*args, **kwargs):
+        arith._UNDECIDED[0] += 1
+        return False
+    monkeypatch.setattr(arith, "entails", gives_up)
+    late = claim(sp.Sum(1, (j, 1, Nn)), 4, "<=")
+    assert checking.check(late, stop_at_failure=True).status is Status.REFUTED
+    monkeypatch.undo()
+    # without a give-up the kernel's failure stands (unproved, the sweep not run); the full check refutes it
+    again = claim(sp.Sum(1, (j, 1, Nn)), 4, "<=")
+    assert checking.check(again, stop_at_failure=True).status is Status.UNPROVED
+    assert checking.check(again).status is Status.REFUTED

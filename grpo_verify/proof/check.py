@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 
-from grpo_verify.proof import relations as rel
+from grpo_verify.proof import arith, relations as rel
 from grpo_verify.proof import theorem as K
 from grpo_verify.proof.build import expand_computations as built
 from grpo_verify.proof.status import Status, weakest
@@ -118,7 +118,9 @@ def _check(result, start, stop_at_failure) -> ResultReport:
 
     # stop_at_failure (a question of pass or fail, as when an assumption is deleted): the evaluator looks at its
     # first points only (their links included) before the kernel, and sweeps every size only if the kernel then
-    # proves the result; a failure needs no sweep, and a pass still gets it, so the answer is the full check's
+    # proves the result, or fails it with a query z3 gave up on (a counterexample then decides what z3 did not);
+    # any other failure needs no sweep, and a pass still gets it, so the answer is the full check's
+    gave_up_before = arith.undecided_count()
     verdict = evaluation.evaluate(result, first_points=3 if stop_at_failure else None)
     if verdict.refuted:
         return refuted(verdict)
@@ -134,7 +136,7 @@ def _check(result, start, stop_at_failure) -> ResultReport:
 
     def finished(status, reports, theorems, scope, values):
         nonlocal verdict
-        if status.passed and not verdict.complete:
+        if not verdict.complete and (status.passed or arith.undecided_count() > gave_up_before):
             verdict = evaluation.evaluate(result)  # a pass is never reported without the evaluator's full sweep
             if verdict.refuted:
                 return refuted(verdict)
