@@ -32,13 +32,30 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+class CatalogueChanged(RuntimeError):
+    """A worker's import of the derivations differs from this process's (a file changed during the run)."""
+
+
+def statement_digest(result) -> str:
+    """A digest of what a result states and how its proof goes (sides, relation, assumptions, steps), in SymPy's
+    structural form: a worker's result with the same digest is this process's result."""
+    import hashlib
+
+    import sympy as sp
+
+    parts = [result.name, sp.srepr(result.lhs), sp.srepr(result.rhs), result.relation,
+             *(repr((a.text, a.context)) for a in result.assumptions),
+             *(sp.srepr(step.expr) + step.relation for step in result.steps)]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
 def _check_in_a_worker(index: tuple[int, int]) -> tuple[str, ResultReport]:
     """One catalogue result checked by the kernel of a worker process (its own import of the package). The report
     comes back without its theorems: they are the worker's kernel objects, and the rendering reads only the
     statuses, steps and texts."""
     family, position = index
     result = families()[family].results[position]
-    return result.name, dataclasses.replace(result.check(), theorems=())
+    return statement_digest(result), dataclasses.replace(result.check(), theorems=())
 
 
 # reports this process's workers made (a Result is immutable once built, so its report cannot go stale)
@@ -73,19 +90,27 @@ def check_all(progress=sys.stderr, jobs: int | None = None) -> tuple[list, dict[
     if jobs > 1 and len(pending) > 1:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
+        from concurrent.futures.process import BrokenProcessPool
+
         # spawn, not fork: a forked copy of a process with torch's or z3's threads running can deadlock
-        with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_check_in_a_worker, index): index for index in pending}
-            for future in as_completed(futures):
-                f, k = futures[future]
-                name, report = future.result()
-                if name != fams[f].results[k].name:  # the worker's catalogue must be this one
-                    raise RuntimeError(f"worker checked {name!r} for {fams[f].results[k].name!r}")
-                reports[name] = _FROM_WORKERS[fams[f].results[k]] = report
-                show(fams[f], fams[f].results[k], report)
-    else:
-        for f, k in pending:
-            result = fams[f].results[k]
+        try:
+            with ProcessPoolExecutor(min(jobs, len(pending)), mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = {pool.submit(_check_in_a_worker, index): index for index in pending}
+                for future in as_completed(futures):
+                    f, k = futures[future]
+                    result = fams[f].results[k]
+                    digest, report = future.result()
+                    if digest != statement_digest(result):  # the worker's catalogue must be this one
+                        raise CatalogueChanged(f"{result.name}: the derivations changed on disk while they were "
+                                               "being checked; run the command again")
+                    reports[result.name] = _FROM_WORKERS[result] = report
+                    show(fams[f], result, report)
+        except BrokenProcessPool as exc:  # a worker died (killed, out of memory): check the rest here
+            print(f"a checking worker stopped ({exc}); checking the remaining results in this process",
+                  file=progress, flush=True)
+    for f, k in pending:
+        result = fams[f].results[k]
+        if result.name not in reports:
             reports[result.name] = result.check()
             show(fams[f], result, reports[result.name])
     order = [fams[f].results[k].name for f, k in indices]
@@ -130,7 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --out {args.out}: {problem}; choose another output folder with --out", file=sys.stderr)
         return 2
 
-    fams, reports = check_all(jobs=args.jobs)
+    try:
+        fams, reports = check_all(jobs=args.jobs)
+    except CatalogueChanged as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     tex = args.out / "derivations.tex"
     try:
         write_atomically(tex, latex.document(fams, reports, grpo_verify.__version__))

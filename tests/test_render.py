@@ -104,3 +104,31 @@ def test_an_unwritable_out_is_refused_before_any_checking(tmp_path, capsys, monk
     assert render.main(["--out", str(out)]) == 2
     assert f"--out {out}" in capsys.readouterr().err
     assert not (tmp_path / "file" / "sub").exists()
+
+
+def _first_family_only(monkeypatch):
+    """check_all over D1 alone (its worker processes import the same catalogue, whose first family is D1), with
+    no report reused from this process."""
+    first = families()[:1]
+    monkeypatch.setattr(render, "families", lambda: first)
+    monkeypatch.setattr(Result, "cached_report", lambda self: None)
+    monkeypatch.setattr(render, "_FROM_WORKERS", render.weakref.WeakKeyDictionary())
+    return first
+
+
+def test_worker_processes_report_what_this_process_checks(monkeypatch):
+    first = _first_family_only(monkeypatch)
+    fams, reports = render.check_all(progress=open(os.devnull, "w"), jobs=2)
+    assert [r.name for r in first[0].results] == list(reports) and len(reports) > 1
+    for result in first[0].results:
+        here, there = result.check(), reports[result.name]
+        assert there.theorems == () and here.theorems  # the workers' theorem objects stay in the workers
+        assert (there.status, there.scope, [(s.status, s.detail) for s in there.steps]) == \
+            (here.status, here.scope, [(s.status, s.detail) for s in here.steps]), result.name
+
+
+def test_a_worker_that_checked_another_statement_is_refused(monkeypatch):
+    _first_family_only(monkeypatch)
+    monkeypatch.setattr(render, "statement_digest", lambda result: "not what the worker saw")
+    with pytest.raises(render.CatalogueChanged, match="changed on disk"):
+        render.check_all(progress=open(os.devnull, "w"), jobs=2)

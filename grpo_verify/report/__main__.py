@@ -24,7 +24,7 @@ from pathlib import Path
 import grpo_verify
 from grpo_verify import latex
 from grpo_verify.outputs import output_problem, write_atomically
-from grpo_verify.render import check_all, compile_pdf
+from grpo_verify.render import CatalogueChanged, check_all, compile_pdf
 
 from . import junit, ledger
 from .runs import InputError, load_run, load_synthetic
@@ -108,7 +108,10 @@ def main(argv: list[str] | None = None) -> int:
 
     # 2. derivations, then the property tests
     print("derivations: checking every result ...", file=progress, flush=True)
-    fams, reports = check_all(progress)
+    try:
+        fams, reports = check_all(progress)
+    except CatalogueChanged as exc:
+        return fail(str(exc))
     infos = ledger.derivation_infos(fams, reports)
     if args.skip_tests:
         outcomes, source = None, "not run (--skip-tests)"
