@@ -3,6 +3,7 @@ the independent evaluator must find the statement true at every admissible small
 assumption not marked as context must be needed."""
 
 import re
+import sys
 
 import pytest
 
@@ -86,9 +87,7 @@ def test_every_package_is_listed_for_installation():
     assert found <= listed, sorted(found - listed)
 
 
-def _needed(result, assumption) -> bool | None:
-    """True: the result fails without the assumption; False: it is still proved; None: undecided, because z3 gave
-    up on a query of the failed check (its answer may depend on the machine's load: not evidence either way)."""
+def _needed_here(result, assumption) -> bool | None:
     from grpo_verify.proof import arith
 
     before = arith.undecided_count()
@@ -100,7 +99,41 @@ def _needed(result, assumption) -> bool | None:
     return None if arith.undecided_count() > before else True
 
 
+def _needed(result, assumption) -> bool | None:
+    """True: the result fails without the assumption; False: it is still proved; None: undecided, because z3 gave
+    up on a query of the failed check (not evidence either way).
+
+    z3's search depends on its process-wide state (the terms it has made so far), and in a parallel run which
+    checks came before this one in a worker varies from run to run: a query decided in one order can hit the
+    resource limit in another. An undecided answer is therefore asked again in a fresh interpreter, where the
+    check starts from z3's initial state every time."""
+    needed = _needed_here(result, assumption)
+    if needed is not None:
+        return needed
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    index = result.assumptions.index(assumption)
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); from test_derivations import RESULTS, _needed_here; "
+            "r = next(x for x in RESULTS if (x.family, x.name) == (sys.argv[2], sys.argv[3])); "
+            "print(json.dumps(_needed_here(r, r.assumptions[int(sys.argv[4])])))")
+    proc = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), result.family, result.name,
+                           str(index)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 DELETIONS = [(r, a) for r in RESULTS for a in r.assumptions if not a.is_context]
+
+
+def test_an_undecided_deletion_is_asked_again_in_a_fresh_interpreter(monkeypatch):
+    """Here every answer is made undecided; the fresh interpreter's answer (from z3's initial state) is the one
+    returned: needed, for the first deletion of the catalogue."""
+    result, assumption = DELETIONS[0]
+    monkeypatch.setattr(sys.modules[__name__], "_needed_here", lambda r, a: None)
+    assert _needed(result, assumption) is True
 
 
 @pytest.mark.parametrize("result, assumption", DELETIONS,
