@@ -953,3 +953,27 @@ def test_entails_counts_a_query_z3_gave_up_on_and_never_a_decided_one():
     assert arith.undecided_count() == before + 1
     assert not entails([], hard, timeout_ms=1)
     assert arith.undecided_count() == before + 2
+
+
+def test_a_real_counter_model_that_is_integral_decides_an_integer_give_up(monkeypatch):
+    """z3 giving up on the integer translation leaves "not entailed" undecided, unless the real relaxation's
+    counter-model, pinned into the integer translation, satisfies it: then the query has an integer counter-model
+    and is decided (never entailed: a pin can only show a model). A fractional value of an integer atom decides
+    nothing. The give-up is forced here (the real z3 gives up on such queries only under load)."""
+    from grpo_verify.proof import arith
+
+    real_entails = arith._entails
+
+    def integer_translation_gives_up(hypotheses, goal, extra_facts, timeout_ms, integers, counter=None):
+        if integers:
+            return None
+        return real_entails(hypotheses, goal, extra_facts, timeout_ms, integers, counter)
+    monkeypatch.setattr(arith, "_entails", integer_translation_gives_up)
+    k = sp.Symbol("k", integer=True)
+    arith._CACHE.clear()
+    before = arith.undecided_count()
+    # k >= 0 does not give k >= 1: the real counter-model k = 0 is an integer one too
+    assert not entails([k >= 0], k >= 1) and arith.undecided_count() == before
+    # 0 < k < 1 has real solutions only (k = 1/2): no integer model is shown, the give-up stays undecided
+    assert not entails([k > 0, k < 1], k > 5) and arith.undecided_count() == before + 1
+    arith._CACHE.clear()

@@ -288,21 +288,28 @@ def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> b
     key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms,
            subs_points(tuple(hypotheses), goal, tuple(extra_facts)))  # see terms.subs_points
     if key not in _CACHE:
-        outcomes = []
+        outcomes, counter = [], {}
         for integers in (False, True):
-            outcomes.append(_entails(hypotheses, goal, extra_facts, timeout_ms, integers))
+            outcomes.append(_entails(hypotheses, goal, extra_facts, timeout_ms, integers, counter))
             if outcomes[-1] is True:
                 break
+        if outcomes == [False, None] and counter and _counter_model_holds(hypotheses, goal, extra_facts,
+                                                                           timeout_ms, counter):
+            # z3 gave up on the integer translation, but the real relaxation's counter-model is one of it too
+            # (its values pinned, the integer query is satisfiable): not entailed, decided
+            outcomes[-1] = False
         # undecided: not proved, and z3 gave up on a translation (a counter-model of the real relaxation says
-        # nothing of the integer one, so one give-up is enough)
+        # nothing of the integer one by itself, so one give-up is enough)
         _CACHE[key] = True if outcomes[-1] is True else (None if None in outcomes else False)
     if _CACHE[key] is None:
         _UNDECIDED[0] += 1
     return _CACHE[key] is True
 
 
-def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> bool | None:
-    """True: unsat (entailed); False: a counter-model, or the query does not translate; None: z3 gave up."""
+def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool,
+             counter: dict | None = None) -> bool | None:
+    """True: unsat (entailed); False: a counter-model, or the query does not translate; None: z3 gave up.
+    ``counter``, when given, receives a counter-model's rational values by atom (only a model found here)."""
     t = _Z3(integers)
     try:
         hyps = [t.formula(h) for h in list(hypotheses) + list(extra_facts)]
@@ -317,7 +324,52 @@ def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool) -> 
         answer = solver.check()
     except z3.Z3Exception:
         return None
+    if answer == z3.sat and counter is not None:
+        model = solver.model()
+        values = {e: _rational_value(model.eval(v, model_completion=True)) for e, v in t.atoms.items()}
+        if all(value is not None for value in values.values()):  # an algebraic value cannot be pinned
+            counter.update(values)
     return True if answer == z3.unsat else (None if answer == z3.unknown else False)
+
+
+def _rational_value(value) -> tuple[int, int] | None:
+    """A z3 numeral as (numerator, denominator), or None (an algebraic number, or not a numeral)."""
+    if z3.is_int_value(value):
+        return value.as_long(), 1
+    if z3.is_rational_value(value):
+        return value.numerator_as_long(), value.denominator_as_long()
+    return None
+
+
+def _counter_model_holds(hypotheses, goal, extra_facts, timeout_ms: int, counter: dict) -> bool:
+    """Whether the integer translation, with every atom pinned to its value in ``counter``, is satisfiable (so the
+    query has a counter-model in the integers too). False whenever that is not shown: an integer atom with a
+    fractional value, an atom the translation does not share, unsat, or z3 giving up."""
+    t = _Z3(True)
+    try:
+        hyps = [t.formula(h) for h in list(hypotheses) + list(extra_facts)]
+        negated = z3.Not(t.formula(goal))
+    except (Untranslatable, z3.Z3Exception, TypeError, ValueError):
+        return False
+    pins = []
+    for e, v in t.atoms.items():
+        if e not in counter:
+            return False
+        num, den = counter[e]
+        if v.is_int():
+            if den != 1:
+                return False
+            pins.append(v == z3.IntVal(num))
+        else:
+            pins.append(v == z3.Q(num, den))
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.set("rlimit", RESOURCE_LIMIT)
+    solver.add(*hyps, *t.facts, negated, *pins)
+    try:
+        return solver.check() == z3.sat
+    except z3.Z3Exception:
+        return False
 
 
 def expand_in_atoms(e):
