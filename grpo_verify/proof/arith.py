@@ -288,16 +288,19 @@ def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> b
     key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms,
            subs_points(tuple(hypotheses), goal, tuple(extra_facts)))  # see terms.subs_points
     if key not in _CACHE:
-        outcomes, counter = [], {}
+        outcomes = []
         for integers in (False, True):
-            outcomes.append(_entails(hypotheses, goal, extra_facts, timeout_ms, integers, counter))
+            outcomes.append(_entails(hypotheses, goal, extra_facts, timeout_ms, integers))
             if outcomes[-1] is True:
                 break
-        if outcomes == [False, None] and counter and _counter_model_holds(hypotheses, goal, extra_facts,
-                                                                           timeout_ms, counter):
-            # z3 gave up on the integer translation, but the real relaxation's counter-model is one of it too
-            # (its values pinned, the integer query is satisfiable): not entailed, decided
-            outcomes[-1] = False
+        if outcomes == [False, None]:
+            # z3 gave up on the integer translation: if the real relaxation's counter-model is one of it too (its
+            # values pinned, the integer query is satisfiable), the query is not entailed, decided (the model is
+            # read only here, the rare case, not on every counter-model)
+            counter: dict = {}
+            if _entails(hypotheses, goal, extra_facts, timeout_ms, False, counter) is False and counter and \
+                    _counter_model_holds(hypotheses, goal, extra_facts, timeout_ms, counter):
+                outcomes[-1] = False
         # undecided: not proved, and z3 gave up on a translation (a counter-model of the real relaxation says
         # nothing of the integer one by itself, so one give-up is enough)
         _CACHE[key] = True if outcomes[-1] is True else (None if None in outcomes else False)
