@@ -288,19 +288,19 @@ def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> b
     key = (tuple(hypotheses), goal, tuple(extra_facts), timeout_ms,
            subs_points(tuple(hypotheses), goal, tuple(extra_facts)))  # see terms.subs_points
     if key not in _CACHE:
-        outcomes = []
-        for integers in (False, True):
-            outcomes.append(_entails(hypotheses, goal, extra_facts, timeout_ms, integers))
-            if outcomes[-1] is True:
-                break
-        if outcomes == [False, None]:
-            # z3 gave up on the integer translation: if the real relaxation's counter-model is one of it too (its
-            # values pinned, the integer query is satisfiable), the query is not entailed, decided (the model is
-            # read only here, the rare case, not on every counter-model)
-            counter: dict = {}
-            if _entails(hypotheses, goal, extra_facts, timeout_ms, False, counter) is False and counter and \
-                    _counter_model_holds(hypotheses, goal, extra_facts, timeout_ms, counter):
-                outcomes[-1] = False
+        query = (hypotheses, goal, extra_facts, timeout_ms)
+        real, real_t, real_solver = _solve(*query, integers=False)
+        outcomes = [_ANSWERS[real]]
+        if real != "unsat":
+            integer, _t, _solver = _solve(*query, integers=True)
+            if integer == "unknown" and real == "sat":
+                # z3 gave up on the integer translation: if the real relaxation's counter-model is one of it too
+                # (its values pinned, the integer query is satisfiable), the query is not entailed, decided; the
+                # model is read only in this rare case
+                pins = _model_values(real_t, real_solver)
+                if pins is not None and _solve(*query, integers=True, pins=pins)[0] == "sat":
+                    integer = "sat"
+            outcomes.append(_ANSWERS[integer])
         # undecided: not proved, and z3 gave up on a translation (a counter-model of the real relaxation says
         # nothing of the integer one by itself, so one give-up is enough)
         _CACHE[key] = True if outcomes[-1] is True else (None if None in outcomes else False)
@@ -309,70 +309,52 @@ def entails(hypotheses, goal, extra_facts=(), timeout_ms: int = TIMEOUT_MS) -> b
     return _CACHE[key] is True
 
 
-def _entails(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool,
-             counter: dict | None = None) -> bool | None:
-    """True: unsat (entailed); False: a counter-model, or the query does not translate; None: z3 gave up.
-    ``counter``, when given, receives a counter-model's rational values by atom (only a model found here)."""
+# what a query's outcome says of the entailment: unsat entails; a counter-model, or a query that does not
+# translate, does not; z3 giving up (or raising) says nothing
+_ANSWERS = {"unsat": True, "sat": False, "untranslatable": False, "unknown": None}
+
+
+def _solve(hypotheses, goal, extra_facts, timeout_ms: int, integers: bool, pins: dict | None = None):
+    """(outcome, translation, solver) of the query hypotheses & not goal: "unsat", "sat", "unknown" (z3 gave up
+    or raised) or "untranslatable". ``pins`` (atom -> (numerator, denominator)) fixes every atom's value; an atom
+    it lacks, or a fractional value for an integer atom, makes the pinned query "unknown" (nothing shown)."""
     t = _Z3(integers)
     try:
         hyps = [t.formula(h) for h in list(hypotheses) + list(extra_facts)]
         negated = z3.Not(t.formula(goal))
     except (Untranslatable, z3.Z3Exception, TypeError, ValueError):
-        return False
+        return "untranslatable", t, None
+    pinned = []
+    for e, v in t.atoms.items() if pins is not None else ():
+        if e not in pins or (v.is_int() and pins[e][1] != 1):
+            return "unknown", t, None
+        num, den = pins[e]
+        pinned.append(v == (z3.IntVal(num) if v.is_int() else z3.Q(num, den)))
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     solver.set("rlimit", RESOURCE_LIMIT)
-    solver.add(*hyps, *t.facts, negated)
+    solver.add(*hyps, *t.facts, negated, *pinned)  # the order z3 has always been given (its search depends on it)
     try:
         answer = solver.check()
     except z3.Z3Exception:
-        return None
-    if answer == z3.sat and counter is not None:
-        model = solver.model()
-        values = {e: _rational_value(model.eval(v, model_completion=True)) for e, v in t.atoms.items()}
-        if all(value is not None for value in values.values()):  # an algebraic value cannot be pinned
-            counter.update(values)
-    return True if answer == z3.unsat else (None if answer == z3.unknown else False)
+        return "unknown", t, solver
+    return ("unsat" if answer == z3.unsat else "sat" if answer == z3.sat else "unknown"), t, solver
 
 
-def _rational_value(value) -> tuple[int, int] | None:
-    """A z3 numeral as (numerator, denominator), or None (an algebraic number, or not a numeral)."""
-    if z3.is_int_value(value):
-        return value.as_long(), 1
-    if z3.is_rational_value(value):
-        return value.numerator_as_long(), value.denominator_as_long()
-    return None
-
-
-def _counter_model_holds(hypotheses, goal, extra_facts, timeout_ms: int, counter: dict) -> bool:
-    """Whether the integer translation, with every atom pinned to its value in ``counter``, is satisfiable (so the
-    query has a counter-model in the integers too). False whenever that is not shown: an integer atom with a
-    fractional value, an atom the translation does not share, unsat, or z3 giving up."""
-    t = _Z3(True)
-    try:
-        hyps = [t.formula(h) for h in list(hypotheses) + list(extra_facts)]
-        negated = z3.Not(t.formula(goal))
-    except (Untranslatable, z3.Z3Exception, TypeError, ValueError):
-        return False
-    pins = []
+def _model_values(t, solver) -> dict | None:
+    """Every atom's value in the solver's model as (numerator, denominator), or None if one is not rational (an
+    algebraic number cannot be pinned)."""
+    model = solver.model()
+    values = {}
     for e, v in t.atoms.items():
-        if e not in counter:
-            return False
-        num, den = counter[e]
-        if v.is_int():
-            if den != 1:
-                return False
-            pins.append(v == z3.IntVal(num))
+        value = model.eval(v, model_completion=True)
+        if z3.is_int_value(value):
+            values[e] = (value.as_long(), 1)
+        elif z3.is_rational_value(value):
+            values[e] = (value.numerator_as_long(), value.denominator_as_long())
         else:
-            pins.append(v == z3.Q(num, den))
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
-    solver.set("rlimit", RESOURCE_LIMIT)
-    solver.add(*hyps, *t.facts, negated, *pins)
-    try:
-        return solver.check() == z3.sat
-    except z3.Z3Exception:
-        return False
+            return None
+    return values
 
 
 def expand_in_atoms(e):

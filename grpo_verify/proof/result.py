@@ -358,12 +358,11 @@ class Result:
 
     def check(self, *, refresh: bool = False) -> "ResultReport":
         """The kernel's report, cached for the statement it was made for (checked again if that changed)."""
-        cached = None if refresh else self.cached_report()
-        if cached is None:
-            statement = _fingerprint(tuple(self.__dict__.get(k) for k in self._STATEMENT))
+        statement = _fingerprint(tuple(self.__dict__.get(k) for k in self._STATEMENT))
+        cached = _REPORTS.get(self)
+        if refresh or cached is None or not _same(cached[0], statement):
             _REPORTS[self] = (statement, checking.check(self))
-            return _REPORTS[self][1]
-        return cached
+        return _REPORTS[self][1]
 
     def cached_report(self) -> "ResultReport | None":
         """The report this process's kernel made for this statement, if it made one (nothing is checked)."""
