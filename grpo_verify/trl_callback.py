@@ -144,24 +144,34 @@ rewards, so its advantages are right). ``split_groups="gather"`` (default) gathe
 
 DeepSpeed ZeRO-3 / FSDP
 -----------------------
-Parameters are sharded: a process holds a flat shard, not the weight matrices, so the Gram engine, the per-layer
-spectra and the update rank cannot be computed, and under any DeepSpeed stage ``p.grad`` is not the step's gradient.
-``on_train_begin`` refuses (``UnsupportedSharding``, a RuntimeError and an ``UnsupportedSetting``, naming the
-config fields to switch off) when ``gram``, ``layer_spectra``, ``sparsity``, ``step_gradient``, ``update_step``,
-``update_since_start`` or ``delta_rank`` is on under ZeRO-3 or FSDP (``step_gradient`` also under ZeRO-1/2). The
-zero-advantage fraction needs no parameters and works everywhere: ``GRPOVerifyConfig.sharding_safe()`` is the
-configuration that keeps only it. Gathering the parameters (``deepspeed.zero.GatheredParameters``, FSDP
-``summon_full_params``) would make the rest possible at the cost of full copies; it is not done.
+FSDP2 (``fully_shard``): measured, but for ``step_gradient`` and ``delta_rank`` (refused, rule
+``fsdp2_full_matrices``: ``p.grad`` and the weights are DTensor shards and their spectra would need the full
+matrices). The Gram engine needs no weights, only each module's inputs and output gradients, which FSDP2's forward
+computes with the unsharded parameters; the engine attributes a use to the parameter its module slot held when it
+started (FSDP2 swaps an unsharded copy in for the forward; matched by tensor identity, every block was dropped from
+K: found by the two-process test, fixed). Every process must run as many engine passes (FSDP2's all-gathers are
+collectives): the count is gathered first and a process with fewer groups runs discarded one-token passes. The
+update fractions count each process's DTensor rows (``to_local``, sharded on dimension 0 alone, else refused at
+run time) and sum the counts; each process snapshots only its rows.
+
+DeepSpeed ZeRO-3 and FSDP1: parameters are flat shards (a process holds a flat shard, not the weight matrices), so
+the Gram engine, the per-layer spectra and the update rank cannot be computed, and under any DeepSpeed stage
+``p.grad`` is not the step's gradient. ``on_train_begin`` refuses (``UnsupportedSharding``, a RuntimeError and an
+``UnsupportedSetting``, naming the config fields to switch off) when ``gram``, ``layer_spectra``, ``sparsity``,
+``step_gradient``, ``update_step``, ``update_since_start`` or ``delta_rank`` is on under ZeRO-3 or FSDP1
+(``step_gradient`` also under ZeRO-1/2). The zero-advantage fraction needs no parameters and works everywhere:
+``GRPOVerifyConfig.sharding_safe()`` is the configuration that keeps only it.
 
 What was measured on this project's CPU machines (torch 2.13, accelerate 1.16, TRL 1.16, 2 processes over gloo): FSDP2
 (``fully_shard``) itself runs on CPU, and one sharded step equals the unsharded one exactly (gradients and weights,
 float64); but ``GRPOConfig(fsdp="full_shard", use_cpu=True)`` trains *unsharded* (DDP) without a word, because
 accelerate's ``AcceleratorState`` switches to FSDP only for accelerator distributed types, not MULTI_CPU. With that
-check patched, TRL trains under FSDP2 (parameters and ``p.grad`` are DTensors; ``full_tensor()`` works in a callback)
-and FSDP1 fails ("sync_module_states=True is not supported on cpu", then "Inconsistent compute device"). DeepSpeed
-is not installed here. ``tests/test_trl_callback.py`` runs FSDP2 for real on two CPU processes (that check patched):
-the parameters are DTensors, the default configuration is refused, and ``sharding_safe()`` logs the zero-advantage
-fraction of the unsharded run. The parameter metrics stay refused under sharding.
+check patched, TRL trains under FSDP2 (parameters and ``p.grad`` are DTensors) and FSDP1 fails ("sync_module_states=True
+is not supported on cpu", then "Inconsistent compute device"). DeepSpeed is not installed here.
+``tests/test_trl_callback.py`` runs FSDP2 for real on two CPU processes (that check patched): the parameters are
+DTensors, the default configuration is refused naming FSDP2, and with ``step_gradient`` and ``delta_rank`` off every
+logged value (zero-advantage fractions, each group's K, Gram and per-layer rank metrics, sparsity, update fractions)
+equals the unsharded run's, with unequal engine passes per process.
 """
 
 from __future__ import annotations
@@ -269,6 +279,25 @@ class GRPOVerifyConfig:
         return self.update_model_dtype or self.delta_rank
 
 
+def _local_values(params: list[tuple[str, torch.Tensor]]) -> tuple[list[tuple[str, torch.Tensor]], bool]:
+    """Each parameter's values held by this process and whether they are shards: under FSDP2 a DTensor's local
+    rows (sharded on dimension 0 alone, so the processes' values partition the parameter exactly once), else the
+    tensor itself. A mix, or any other placement, would count values twice or not at all: refused."""
+    try:
+        from torch.distributed.tensor import DTensor, Shard
+    except ImportError:
+        return params, False
+    sharded = [isinstance(p, DTensor) for _, p in params]
+    if not any(sharded):
+        return params, False
+    for (name, p), is_shard in zip(params, sharded):
+        if not is_shard or p.device_mesh.ndim != 1 or tuple(p.placements) != (Shard(0),):
+            raise RuntimeError(f"{name} is not sharded on dimension 0 alone like the other DTensor parameters "
+                               f"({'not a DTensor' if not is_shard else tuple(p.placements)}); its values would be "
+                               "miscounted")
+    return [(name, p.to_local()) for name, p in params], True
+
+
 def _bf16(t: torch.Tensor) -> torch.Tensor:
     return t if t.dtype == torch.bfloat16 else t.to(torch.bfloat16)
 
@@ -340,10 +369,20 @@ def _rule_trainer_class(trainer, cfg) -> str | None:
 
 def _rule_sharded_parameters(trainer, cfg) -> str | None:
     sharding = GRPOVerifyCallback.sharding(trainer)
-    if sharding is None or (sharding.startswith("DeepSpeed") and not sharding.endswith("3")):
+    if sharding is None or (sharding.startswith("DeepSpeed") and not sharding.endswith("3")) or sharding == "FSDP2":
         return None
     return (f"under {sharding} the parameters are sharded (a process holds a flat shard, not the weight matrices); "
             "GRPOVerifyConfig.sharding_safe() keeps only the zero-advantage fraction, which works under any sharding")
+
+
+def _rule_fsdp2_full_matrices(trainer, cfg) -> str | None:
+    # FSDP2 (measured on two CPU processes, tests/test_trl_callback.py): the Gram engine's K, its GRPO gradient and
+    # the update fractions equal the unsharded run's. p.grad and the weights are DTensor shards, so the trainer
+    # gradient's spectra and sparsity and W - W_start's rank would need the full matrices (full_tensor()): not done
+    if GRPOVerifyCallback.sharding(trainer) != "FSDP2":
+        return None
+    return ("under FSDP2 p.grad and the weights are DTensor shards (a process holds rows of each matrix): the "
+            "trainer gradient's and W - W_start's spectra need the full matrices, which are not gathered")
 
 
 def _rule_sharded_gradients(trainer, cfg) -> str | None:
@@ -542,6 +581,7 @@ REFUSALS: tuple[Rule, ...] = (
     Rule("trl_version", _rule_trl_version),
     Rule("trainer_class", _rule_trainer_class, error=UnsupportedTrainer),
     Rule("sharded_parameters", _rule_sharded_parameters, _PARAMETER_METRICS, UnsupportedSharding),
+    Rule("fsdp2_full_matrices", _rule_fsdp2_full_matrices, ("step_gradient", "delta_rank"), UnsupportedSharding),
     Rule("sharded_gradients", _rule_sharded_gradients, ("step_gradient",), UnsupportedSharding),
     Rule("generation_spans_steps", _rule_generation_spans_steps),
     Rule("step_spans_generations", _rule_step_spans_generations),
@@ -642,7 +682,7 @@ class GRPOVerifyCallback(TrainerCallback):
         model_dtype = self.config.needs_model_snapshot
         out = {}
         with torch.no_grad():
-            for name, p in self._trainable():
+            for name, p in _local_values(self._trainable())[0]:
                 copy = p.detach() if model_dtype else _bf16(p.detach())
                 out[name] = copy.to(device=device or p.device, copy=True)
         return out
@@ -653,9 +693,9 @@ class GRPOVerifyCallback(TrainerCallback):
 
     @staticmethod
     def sharding(trainer) -> str | None:
-        """"FSDP", "DeepSpeed ZeRO-<stage>" or None (replicated parameters)."""
+        """"FSDP2", "FSDP" (version 1), "DeepSpeed ZeRO-<stage>" or None (replicated parameters)."""
         if getattr(trainer, "is_fsdp_enabled", False):
-            return "FSDP"
+            return "FSDP2" if getattr(trainer.accelerator, "is_fsdp2", False) else "FSDP"
         if getattr(trainer, "is_deepspeed_enabled", False):
             plugin = getattr(trainer.accelerator.state, "deepspeed_plugin", None)
             return f"DeepSpeed ZeRO-{getattr(plugin, 'zero_stage', '?')}"
@@ -989,12 +1029,15 @@ class GRPOVerifyCallback(TrainerCallback):
         groups_record = []
         was_training = model.training
         model.eval()
+        runnable = [g for g in chosen if any(c for _, c in group_rows(g))]
+        # under FSDP2 every forward and backward all-gathers each block's parameters, a collective: every process
+        # must run as many passes (the count is gathered before any pass, a collective of its own)
+        passes = (int(self._gather(torch.tensor([len(runnable)], dtype=torch.float64)).max())
+                  if self.sharding(trainer) == "FSDP2" else len(runnable))
         try:
-            for g in chosen:
+            for g in runnable:
                 rows = group_rows(g)
                 a_full = all_adv[g * R:(g + 1) * R]
-                if not any(c for _, c in rows):
-                    continue
                 ids, mask, start, keep = self._group_batch(rows, device, pad_id)
                 a = a_full[keep]
                 use_adv = want_grad and bool((a != 0).any())
@@ -1027,6 +1070,7 @@ class GRPOVerifyCallback(TrainerCallback):
                             summed[name] += t
                 del res
                 groups_record.append(entry)
+            self._discarded_passes(policy, passes - len(runnable), device, pad_id)
         finally:
             model.train(was_training)
         self._record["groups"] = groups_record
@@ -1058,6 +1102,13 @@ class GRPOVerifyCallback(TrainerCallback):
                 for metric, on in (("layers", cfg.layer_spectra and self._spectral), ("sparsity", cfg.sparsity)):
                     if on:
                         self._skip(metric, reason)
+
+    def _discarded_passes(self, policy, count: int, device, pad_id: int) -> None:
+        """Engine passes on a one-token batch whose results are dropped: under FSDP2 a process that measured fewer
+        groups than another runs these so that every process takes part in as many parameter all-gathers."""
+        ids = torch.full((1, 2), pad_id, dtype=torch.long, device=device)
+        for _ in range(count):
+            rollout_gram(policy, ids, torch.ones_like(ids), 1, self.aggregation, accumulate_dtype=torch.float64)
 
     def _all_reduce(self, summed, names) -> dict[str, torch.Tensor] | None:
         """Sum the engine gradients over processes (zeros where a process measured nothing); None when all zero."""
@@ -1114,6 +1165,7 @@ class GRPOVerifyCallback(TrainerCallback):
         cfg = self.config
         tol = cfg.relative_tolerance
         params = self._trainable()
+        local, sharded = _local_values(params)
         total = sum(p.numel() for _, p in params)
         if not total:
             return
@@ -1123,7 +1175,7 @@ class GRPOVerifyCallback(TrainerCallback):
             comparisons = [(label, snapshot) for label, snapshot in comparisons if snapshot]
             same_model = {label: 0 for label, _ in comparisons}
             same_bf16 = dict(same_model)
-            for name, p in params:  # one pass over the parameters: each is rounded to bfloat16 once
+            for name, p in local:  # one pass over the parameters: each is rounded to bfloat16 once
                 new = p.detach()
                 new_bf16 = _bf16(new) if cfg.update_bf16 else None
                 for label, snapshot in comparisons:
@@ -1132,6 +1184,15 @@ class GRPOVerifyCallback(TrainerCallback):
                         same_model[label] += int(torch.count_nonzero(new == old))
                     if cfg.update_bf16:
                         same_bf16[label] += int(torch.count_nonzero(new_bf16 == _bf16(old)))
+            if sharded:  # each process counted its own rows: sum the counts (and the values, which must be all)
+                labels = [label for label, _ in comparisons]
+                counts = torch.tensor([sum(p.numel() for _, p in local), *(same_model[x] for x in labels),
+                                       *(same_bf16[x] for x in labels)], dtype=torch.float64)
+                counts = self._gather(counts).sum(dim=0)
+                if int(counts[0]) != total:
+                    raise RuntimeError(f"the processes' shards hold {int(counts[0])} values, the parameters {total}")
+                same_model = {x: int(counts[1 + i]) for i, x in enumerate(labels)}
+                same_bf16 = {x: int(counts[1 + len(labels) + i]) for i, x in enumerate(labels)}
             for label, _ in comparisons:
                 if cfg.update_model_dtype and cfg.needs_model_snapshot:
                     self._pending[f"update/{label}/model"] = same_model[label] / total

@@ -417,3 +417,26 @@ def test_a_frozen_input_embedding_made_to_require_grad_by_transformers_is_differ
     ids, mask, start = batch("right")
     per_rollout = assert_engine_equals_autograd(model, ids, mask, start, "mean")
     assert "model.embed_tokens.weight" not in per_rollout
+
+
+def test_a_parameter_slot_holding_another_tensor_at_the_backward_is_refused_not_dropped():
+    """FSDP2 puts an unsharded copy into each module's parameter slot for the forward and its backward. The engine
+    attributes a use to the parameter its slot held when the engine started; a plain tensor of another identity
+    there (not the unsharded twin of a DTensor shard) is refused. Planted bug: keying contributions by the tensor
+    in the slot at backward time (as before) dropped the use without a word."""
+    model = tiny_llama(layers=1)
+    ids, mask, start = batch()
+    target = model.model.layers[0].mlp.down_proj
+    original = target.weight
+
+    def swap_in_a_copy(module, args):
+        module._parameters["weight"] = nn.Parameter(original.detach().clone())
+
+    handle = target.register_forward_pre_hook(swap_in_a_copy)
+    try:
+        with pytest.raises(RuntimeError, match=r"mlp.down_proj.weight\) holds another tensor"):
+            rollout_gram(model, ids, mask, start, "mean")
+    finally:
+        handle.remove()
+        target._parameters["weight"] = original
+    rollout_gram(model, ids, mask, start, "mean")  # the same model without the swap is measured

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -346,11 +347,13 @@ def test_an_all_zero_gradient_logs_no_spectrum_and_no_sparsity():
     assert callback._pending["layers/stable_rank/median"] > 0 and len(callback._record["layers"]["stable_rank"]) == 1
 
 
-def test_fsdp2_on_two_processes_logs_the_zero_advantage_fraction_of_the_unsharded_run(offline):
+def test_fsdp2_on_two_processes_measures_what_the_unsharded_run_measures(offline):
     """A real FSDP2 run (two CPU processes over gloo; accelerate's device-type check patched, see the worker): the
-    parameters are DTensor shards, the default configuration is refused naming FSDP, and ``sharding_safe()`` logs
-    zero_adv/group_fraction on every step equal to TRL's frac_reward_zero_std and to the unsharded (DDP) run's,
-    on both processes."""
+    parameters are DTensor shards, the default configuration is refused naming FSDP2 and the two full-matrix
+    metrics, and with those off the callback logs on both processes what the unsharded (DDP) run logs: the
+    zero-advantage fractions (equal to TRL's frac_reward_zero_std), every group's Gram matrix, the Gram and
+    per-layer rank metrics, the GRPO gradient's sparsity and the update fractions. Process 0 measures two groups and
+    process 1 one (a split group gathered), so the unequal passes are also exercised under FSDP2's collectives."""
     root, _ = offline
     out = root / "fsdp2"
     out.mkdir()
@@ -369,15 +372,36 @@ def test_fsdp2_on_two_processes_logs_the_zero_advantage_fraction_of_the_unsharde
         assert not ddp["is_fsdp_enabled"] and not ddp["dtensor_parameters"]
         assert ddp["refusal_of_the_default_config"] is None
         assert fsdp["is_fsdp_enabled"] and fsdp["dtensor_parameters"], fsdp["distributed_type"]
-        assert "FSDP" in fsdp["refusal_of_the_default_config"] and fsdp["disabled"] == {}
+        assert re.search(r"under FSDP2 .*step_gradient=False, delta_rank=False in GRPOVerifyConfig$",
+                         fsdp["refusal_of_the_default_config"])
+        assert fsdp["disabled"] == {} and ddp["disabled"] == {}
         for run in (ddp, fsdp):
             history = {h["step"]: h for h in run["history"] if "loss" in h}
             assert sorted(history) == [1, 2]
             for step, h in history.items():
-                assert h[P + "zero_adv/group_fraction"] == pytest.approx(h["frac_reward_zero_std"], abs=1e-12)
-        zero_adv = [P + "zero_adv/group_fraction", P + "zero_adv/exact_fraction"]
+                # TRL's flag is a float32 mean
+                assert h[P + "zero_adv/group_fraction"] == pytest.approx(h["frac_reward_zero_std"], abs=1e-7)
+        measured = [len(rec["groups"]) for rec in fsdp["records"]]
+        assert measured == [2, 2] if r == 0 else measured == [1, 1]  # unequal passes per process
+        for a, b in zip(ddp["records"], fsdp["records"]):
+            assert [g["group"] for g in a["groups"]] == [g["group"] for g in b["groups"]]
+            for ga, gb in zip(a["groups"], b["groups"]):
+                np.testing.assert_allclose(gb["K"], ga["K"], rtol=1e-9, atol=1e-12)
         for step in ("1", "2"):
-            assert [fsdp["logged"][step][k] for k in zero_adv] == [ddp["logged"][step][k] for k in zero_adv]
-        assert fsdp["logged"] == runs["fsdp2", 1 - r]["logged"]  # every process logs the same
+            d, f = ddp["logged"][step], fsdp["logged"][step]
+            assert set(f) == set(d)
+            for family in ("gram/", "gram_weighted/", "layers/", "sparsity/", "update/"):
+                assert any(k.startswith(P + family) for k in d), (family, sorted(d))
+            # each process snapshots its own shards: half the memory each, all of it together
+            memory = P + "memory/snapshot_mib"
+            assert f[memory] + runs["fsdp2", 1 - r]["logged"][step][memory] == d[memory]
+            for key in d:
+                if key in (P + "seconds", memory):
+                    continue
+                exact = "/zero_adv/" in key or "/update/" in key or "/groups/" in key or "measured_step" in key
+                assert f[key] == (d[key] if exact else pytest.approx(d[key], rel=1e-9)), key
+        for step, logged in fsdp["logged"].items():  # every process logs the same, but for its own memory
+            other = runs["fsdp2", 1 - r]["logged"][step]
+            assert {k: v for k, v in logged.items() if k != memory} == {k: v for k, v in other.items() if k != memory}
         for a, b in zip((h for h in ddp["history"] if "loss" in h), (h for h in fsdp["history"] if "loss" in h)):
             assert a["loss"] == pytest.approx(b["loss"], rel=1e-9)  # the same training, sharded

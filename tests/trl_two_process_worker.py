@@ -145,8 +145,10 @@ def _worker(out: Path) -> None:
 
 def _sharding_worker(out: Path, mode: str) -> None:
     """One tiny run, unsharded ("ddp") or under FSDP2 ("fsdp2"; one launch each: accelerate's state is a process-wide
-    singleton), the callback keeping what works under sharding (``sharding_safe``); its logged values, TRL's log and
-    what the run really was go to a JSON per rank."""
+    singleton), the callback measuring everything FSDP2 allows (all but ``step_gradient`` and ``delta_rank``); per
+    device 3 rows of 2 generations, so the middle group straddles the processes and, gathered, process 0 measures
+    two groups and process 1 one (FSDP2's collectives need the extra passes). Its logged values and records, TRL's
+    log and what the run really was go to a JSON per rank."""
     from torch.distributed.tensor import DTensor
 
     from grpo_verify.trl_callback import GRPOVerifyCallback, GRPOVerifyConfig, refusal
@@ -164,15 +166,17 @@ def _sharding_worker(out: Path, mode: str) -> None:
 
         PartialState._shared_state["distributed_type"] = DistributedType.MULTI_GPU
 
-    trainer = make_trainer(model_dir, out / f"trainer_{mode}", steps=2, batch_size=4, num_generations=4,
+    trainer = make_trainer(model_dir, out / f"trainer_{mode}", steps=2, batch_size=3, num_generations=2,
                            gradient_checkpointing=False, before_trainer=as_multi_gpu if mode == "fsdp2" else None,
                            **(fsdp if mode == "fsdp2" else {}))
     refused = refusal(trainer, GRPOVerifyConfig())
-    callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig.sharding_safe())
+    callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig(step_gradient=False, delta_rank=False))
     trainer.train()
     history = [{k: v for k, v in entry.items() if isinstance(v, (int, float))}
                for entry in trainer.state.log_history]
-    payload = {"logged": {str(k): v for k, v in callback.logged.items()}, "history": history,
+    records = [{"step": r["step"], "groups": [{k: g[k] for k in ("group", "K", "kept")} for g in r["groups"]]}
+               for r in callback.records]
+    payload = {"logged": {str(k): v for k, v in callback.logged.items()}, "history": history, "records": records,
                "is_fsdp_enabled": bool(getattr(trainer, "is_fsdp_enabled", False)),
                "distributed_type": str(trainer.accelerator.distributed_type),
                "dtensor_parameters": all(isinstance(q, DTensor) for q in trainer.model_wrapped.parameters()),

@@ -103,6 +103,7 @@ class _Use:
     outputs: list  # (shape, dtype, device) of each tensor output
     grads: list
     waiting: int
+    own: dict  # the module's parameter slots -> id of the trainable parameter they held when the engine started
     done: bool = False
 
 
@@ -125,6 +126,18 @@ def _detach(value):
     if isinstance(value, dict):
         return {k: _detach(v) for k, v in value.items()}
     return value
+
+
+def _unsharded_twin(current, original: torch.Tensor) -> bool:
+    """``current`` is FSDP2's unsharded copy of the sharded ``original``: during a forward (and its backward) FSDP2
+    puts a plain tensor of the full shape into the module's parameter slot, another object than the DTensor shard
+    that ``named_parameters`` showed before."""
+    try:
+        from torch.distributed.tensor import DTensor
+    except ImportError:  # a torch without DTensor has no FSDP2
+        return False
+    return (isinstance(original, DTensor) and isinstance(current, torch.Tensor) and not isinstance(current, DTensor)
+            and current.shape == original.shape)
 
 
 def _reroot(output, roots: list):
@@ -232,7 +245,8 @@ class _GramEngine:
         output = _reroot(output, self.roots)
         outs = tensor_outputs(output)
         use = _Use(module=module, inputs=(_detach(args), _detach(kwargs)),
-                   outputs=[(o.shape, o.dtype, o.device) for o in outs], grads=[None] * len(outs), waiting=0)
+                   outputs=[(o.shape, o.dtype, o.device) for o in outs], grads=[None] * len(outs), waiting=0,
+                   own=own)
         for k, o in enumerate(outs):
             if o.requires_grad:
                 use.waiting += 1
@@ -265,8 +279,14 @@ class _GramEngine:
         finally:
             self.recomputing = False
         rule_name = (rule or exact_fallback).__name__
-        own = {n: id(p) for n, p in module._parameters.items() if p is not None and id(p) in self.params}
-        for attr, pid in own.items():
+        # a contribution belongs to the parameter its slot held when the engine started: FSDP2 swaps an unsharded
+        # copy in for the forward (keyed by the tensor now in the slot, such a use was dropped: a silently wrong K)
+        for attr, pid in use.own.items():
+            current, started = module._parameters.get(attr), self.params[pid]
+            if current is not started and not (rule is not None and _unsharded_twin(current, started)):
+                raise RuntimeError(f"the Gram engine: {type(module).__name__}.{attr} ({self.names[pid]}) holds another "
+                                   "tensor than when the engine started; refusing a K without its contribution")
+        for attr, pid in use.own.items():
             acc = self.acc[pid]
             value = contributions.get(attr)
             if value is not None:
