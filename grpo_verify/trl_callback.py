@@ -144,15 +144,16 @@ rewards, so its advantages are right). ``split_groups="gather"`` (default) gathe
 
 DeepSpeed ZeRO-3 / FSDP
 -----------------------
-FSDP2 (``fully_shard``): measured, but for ``step_gradient`` and ``delta_rank`` (refused, rule
-``fsdp2_full_matrices``: ``p.grad`` and the weights are DTensor shards and their spectra would need the full
-matrices). The Gram engine needs no weights, only each module's inputs and output gradients, which FSDP2's forward
-computes with the unsharded parameters; the engine attributes a use to the parameter its module slot held when it
-started (FSDP2 swaps an unsharded copy in for the forward; matched by tensor identity, every block was dropped from
-K: found by the two-process test, fixed). Every process must run as many engine passes (FSDP2's all-gathers are
-collectives): the count is gathered first and a process with fewer groups runs discarded one-token passes. The
-update fractions count each process's DTensor rows (``to_local``, sharded on dimension 0 alone, else refused at
-run time) and sum the counts; each process snapshots only its rows.
+FSDP2 (``fully_shard``): every metric is measured. The Gram engine needs no weights, only each module's inputs and
+output gradients, which FSDP2's forward computes with the unsharded parameters; the engine attributes a use to the
+parameter its module slot held when it started (FSDP2 swaps an unsharded copy in for the forward; matched by tensor
+identity, every block was dropped from K: found by the two-process test, fixed). Every process must run as many
+engine passes (FSDP2's all-gathers are collectives): the count is gathered first and a process with fewer groups
+runs discarded one-token passes. ``p.grad`` and the weights are DTensors sharded on dimension 0 (anything else is
+refused at run time): the update fractions and the sparsities count each process's rows (``to_local``) and sum the
+counts (the sparsity threshold from the all-process maximum); each process snapshots only its rows; the spectra
+gather one matrix at a time (``full_tensor``, W - W_start taken on the local rows first), so the extra memory is
+one weight matrix.
 
 DeepSpeed ZeRO-3 and FSDP1: parameters are flat shards (a process holds a flat shard, not the weight matrices), so
 the Gram engine, the per-layer spectra and the update rank cannot be computed, and under any DeepSpeed stage
@@ -169,9 +170,9 @@ accelerate's ``AcceleratorState`` switches to FSDP only for accelerator distribu
 check patched, TRL trains under FSDP2 (parameters and ``p.grad`` are DTensors) and FSDP1 fails ("sync_module_states=True
 is not supported on cpu", then "Inconsistent compute device"). DeepSpeed is not installed here.
 ``tests/test_trl_callback.py`` runs FSDP2 for real on two CPU processes (that check patched): the parameters are
-DTensors, the default configuration is refused naming FSDP2, and with ``step_gradient`` and ``delta_rank`` off every
-logged value (zero-advantage fractions, each group's K, Gram and per-layer rank metrics, sparsity, update fractions)
-equals the unsharded run's, with unequal engine passes per process.
+DTensors, the default configuration is accepted, and every logged value (zero-advantage fractions, each group's K,
+Gram and per-layer rank metrics, the engine's and the trainer's gradient sparsity and spectra, update fractions and
+W - W_start's rank) equals the unsharded run's, with unequal engine passes per process.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from grpo_verify import rank
-from grpo_verify.empirical.measure import sparsity, summarise
+from grpo_verify.empirical.measure import sparsity, sparsity_counts, sparsity_from_counts, summarise
 from grpo_verify.gram import rollout_gram
 
 __all__ = ["AGGREGATION", "GRAM_METRICS", "REFUSALS", "TRL_CHECKED", "GRPOVerifyCallback", "GRPOVerifyConfig", "Rule",
@@ -298,6 +299,24 @@ def _local_values(params: list[tuple[str, torch.Tensor]]) -> tuple[list[tuple[st
     return [(name, p.to_local()) for name, p in params], True
 
 
+def _full(t: torch.Tensor, minus: torch.Tensor | None = None) -> torch.Tensor:
+    """The whole matrix ``t`` (minus this process's rows ``minus`` of another), float64 where ``minus`` is given. A
+    DTensor is gathered (``full_tensor``, a collective): the difference is taken on the local rows first."""
+    try:
+        from torch.distributed.tensor import DTensor
+    except ImportError:
+        DTensor = ()
+    if isinstance(t, DTensor):
+        if minus is None:
+            return t.full_tensor()
+        local = t.to_local().to(torch.float64) - minus.to(t.device, torch.float64)
+        return DTensor.from_local(local, t.device_mesh, t.placements, shape=t.shape,
+                                  stride=t.stride()).full_tensor()
+    if minus is None:
+        return t
+    return t.to(torch.float64) - minus.to(t.device, torch.float64)
+
+
 def _bf16(t: torch.Tensor) -> torch.Tensor:
     return t if t.dtype == torch.bfloat16 else t.to(torch.bfloat16)
 
@@ -373,16 +392,6 @@ def _rule_sharded_parameters(trainer, cfg) -> str | None:
         return None
     return (f"under {sharding} the parameters are sharded (a process holds a flat shard, not the weight matrices); "
             "GRPOVerifyConfig.sharding_safe() keeps only the zero-advantage fraction, which works under any sharding")
-
-
-def _rule_fsdp2_full_matrices(trainer, cfg) -> str | None:
-    # FSDP2 (measured on two CPU processes, tests/test_trl_callback.py): the Gram engine's K, its GRPO gradient and
-    # the update fractions equal the unsharded run's. p.grad and the weights are DTensor shards, so the trainer
-    # gradient's spectra and sparsity and W - W_start's rank would need the full matrices (full_tensor()): not done
-    if GRPOVerifyCallback.sharding(trainer) != "FSDP2":
-        return None
-    return ("under FSDP2 p.grad and the weights are DTensor shards (a process holds rows of each matrix): the "
-            "trainer gradient's and W - W_start's spectra need the full matrices, which are not gathered")
 
 
 def _rule_sharded_gradients(trainer, cfg) -> str | None:
@@ -581,7 +590,6 @@ REFUSALS: tuple[Rule, ...] = (
     Rule("trl_version", _rule_trl_version),
     Rule("trainer_class", _rule_trainer_class, error=UnsupportedTrainer),
     Rule("sharded_parameters", _rule_sharded_parameters, _PARAMETER_METRICS, UnsupportedSharding),
-    Rule("fsdp2_full_matrices", _rule_fsdp2_full_matrices, ("step_gradient", "delta_rank"), UnsupportedSharding),
     Rule("sharded_gradients", _rule_sharded_gradients, ("step_gradient",), UnsupportedSharding),
     Rule("generation_spans_steps", _rule_generation_spans_steps),
     Rule("step_spans_generations", _rule_step_spans_generations),
@@ -1133,9 +1141,15 @@ class GRPOVerifyCallback(TrainerCallback):
 
     def _gradient_metrics(self, grads: dict[str, torch.Tensor], where: str, *, spectra: bool = True,
                           coordinates: bool = True) -> None:
+        """Sparsity and per-layer spectra of full gradients, or of DTensor shards (FSDP2's ``p.grad``): then the
+        counts are summed over the processes and each matrix is gathered whole, one at a time, for its SVD."""
         cfg = self.config
         tol = cfg.relative_tolerance
-        if not any(bool(g.any()) for g in grads.values()):
+        local, sharded = _local_values(sorted(grads.items()))
+        nonzero = float(any(bool(g.any()) for _, g in local))
+        if sharded:
+            nonzero = float(self._gather(torch.tensor([nonzero], dtype=torch.float64)).max())
+        if not nonzero:
             # an all-zero gradient (every measured group degenerate) has no spectrum and no relative sparsity
             reason = "the gradient is exactly 0 (every group's advantages are 0)"
             for metric, on in ((f"{where}layers", spectra), (f"{where}sparsity", coordinates)):
@@ -1143,16 +1157,27 @@ class GRPOVerifyCallback(TrainerCallback):
                     self._skip(metric, reason)
             return
         if coordinates:
-            for key, value in sparsity(list(grads.values()), cfg.sparsity_thresholds).items():
+            if sharded:
+                pieces = [g for _, g in local]
+                top = max((float(torch.linalg.vector_norm(g, float("inf"))) for g in pieces if g.numel()),
+                          default=0.0)
+                top = float(self._gather(torch.tensor([top], dtype=torch.float64)).max())
+                counts = torch.tensor(sparsity_counts(pieces, cfg.sparsity_thresholds, top), dtype=torch.float64)
+                values = sparsity_from_counts(self._gather(counts).sum(dim=0).tolist(), cfg.sparsity_thresholds, top)
+            else:
+                values = sparsity(list(grads.values()), cfg.sparsity_thresholds)
+            for key, value in values.items():
                 self._pending[f"{where}sparsity/{key}"] = value
         if spectra:
             per_layer = {m: [] for m in LAYER_METRICS}
             for name in sorted(grads):
                 g = grads[name]
-                if g.ndim != 2 or not bool(g.any()):  # a zero matrix has no spectrum to rank
+                if g.ndim != 2:
                     continue
-                m = rank.rank_metrics(torch.linalg.svdvals(g.detach().to(torch.float64)).cpu().numpy(),
-                                      tol).as_dict()
+                g = _full(g.detach())  # a collective under FSDP2: every process, every matrix, the same order
+                if not bool(g.any()):  # a zero matrix has no spectrum to rank
+                    continue
+                m = rank.rank_metrics(torch.linalg.svdvals(g.to(torch.float64)).cpu().numpy(), tol).as_dict()
                 for metric in LAYER_METRICS:
                     per_layer[metric].append(m[metric])
             self._record[f"{where}layers"] = per_layer
@@ -1202,7 +1227,7 @@ class GRPOVerifyCallback(TrainerCallback):
                 for name, p in params:
                     if p.ndim != 2:
                         continue
-                    d = p.detach().to(torch.float64) - self._start[name].to(p.device, torch.float64)
+                    d = _full(p.detach(), self._start[name])
                     sigma = torch.linalg.svdvals(d).cpu().numpy()
                     m = rank.rank_metrics(sigma, tol)
                     delta["delta_rank_fraction"].append(m.tolerance_rank / min(d.shape))

@@ -34,6 +34,21 @@ def test_sparsity_counts_coordinates_below_a_threshold_relative_to_the_largest()
         "exact_zero": 0.0, "le_0.01_max": 1 / 3}
 
 
+def test_sparsity_counts_of_row_pieces_add_up_to_the_whole_with_the_global_maximum():
+    """FSDP2 gives each process some rows of every gradient: the counts of the pieces, taken against the largest
+    coordinate of all pieces, sum to the counts of the whole (the example above, split in rows across two
+    "processes"); against a piece's own maximum they would not (piece 0's largest is 0.5, not 2: 0.02 is then above
+    the 1e-2 threshold)."""
+    grads = [torch.tensor([0.0, 0.02, -2.0, 5e-7], dtype=torch.float64),
+             torch.tensor([[1e-5, 0.0], [0.5, -1e-8]], dtype=torch.float64)]
+    pieces = [[grads[0][:2], grads[1][1:]], [grads[0][2:], grads[1][:1]]]
+    counts = [measure.sparsity_counts(piece, THRESHOLDS, 2.0) for piece in pieces]
+    summed = [a + b for a, b in zip(*counts)]
+    assert summed == [8, 2, 4, 5, 6]
+    assert measure.sparsity_from_counts(summed, THRESHOLDS, 2.0) == measure.sparsity(grads, THRESHOLDS)
+    assert measure.sparsity_counts(pieces[0], THRESHOLDS, 0.5) != counts[0]
+
+
 def test_sparsity_of_an_all_zero_gradient_is_one():
     zeros = [torch.zeros(3), torch.zeros(2, 2)]
     assert measure.sparsity(zeros, THRESHOLDS) == {"exact_zero": 1.0, "le_1e-06_max": 1.0, "le_0.0001_max": 1.0,

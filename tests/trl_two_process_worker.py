@@ -145,8 +145,7 @@ def _worker(out: Path) -> None:
 
 def _sharding_worker(out: Path, mode: str) -> None:
     """One tiny run, unsharded ("ddp") or under FSDP2 ("fsdp2"; one launch each: accelerate's state is a process-wide
-    singleton), the callback measuring everything FSDP2 allows (all but ``step_gradient`` and ``delta_rank``); per
-    device 3 rows of 2 generations, so the middle group straddles the processes and, gathered, process 0 measures
+    singleton), the callback measuring everything (its default configuration); per device 3 rows of 2 generations, so the middle group straddles the processes and, gathered, process 0 measures
     two groups and process 1 one (FSDP2's collectives need the extra passes). Its logged values and records, TRL's
     log and what the run really was go to a JSON per rank."""
     from torch.distributed.tensor import DTensor
@@ -170,7 +169,7 @@ def _sharding_worker(out: Path, mode: str) -> None:
                            gradient_checkpointing=False, before_trainer=as_multi_gpu if mode == "fsdp2" else None,
                            **(fsdp if mode == "fsdp2" else {}))
     refused = refusal(trainer, GRPOVerifyConfig())
-    callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig(step_gradient=False, delta_rank=False))
+    callback = GRPOVerifyCallback(trainer, GRPOVerifyConfig())
     trainer.train()
     history = [{k: v for k, v in entry.items() if isinstance(v, (int, float))}
                for entry in trainer.state.log_history]

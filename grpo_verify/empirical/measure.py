@@ -102,10 +102,13 @@ def conditions(rewards: list[float], other_rewards: list[float], other_name: str
 def sparsity(grads: list[torch.Tensor], thresholds) -> dict[str, float]:
     """Fraction of coordinates (over all parameters) with |g_k| <= tau * max|g|, and exactly 0.
     Counted tensor by tensor: concatenating 135M float64 values would cost a GB and seconds."""
-    total = sum(g.numel() for g in grads)
-    if total == 0:
-        raise ValueError("sparsity needs at least one coordinate")
-    top = max(float(torch.linalg.vector_norm(g.detach(), float("inf"))) for g in grads if g.numel())
+    top = max((float(torch.linalg.vector_norm(g.detach(), float("inf"))) for g in grads if g.numel()), default=0.0)
+    return sparsity_from_counts(sparsity_counts(grads, thresholds, top), thresholds, top)
+
+
+def sparsity_counts(grads: list[torch.Tensor], thresholds, top: float) -> list[int]:
+    """[coordinates, exact zeros, |g_k| <= tau * top for each tau]: counts that add up over disjoint pieces of the
+    gradients (the shards of several processes), given the maximum ``top`` over all of them."""
     taus = [float(t) for t in thresholds]
     zero, below = 0, [0] * len(taus)
     for g in grads:
@@ -114,8 +117,16 @@ def sparsity(grads: list[torch.Tensor], thresholds) -> dict[str, float]:
         if top > 0:
             for k, tau in enumerate(taus):
                 below[k] += int(torch.count_nonzero(a <= tau * top))
+    return [sum(g.numel() for g in grads), zero, *below]
+
+
+def sparsity_from_counts(counts, thresholds, top: float) -> dict[str, float]:
+    """The fractions of :func:`sparsity` from :func:`sparsity_counts` (summed over pieces)."""
+    total, zero, *below = (int(c) for c in counts)
+    if total == 0:
+        raise ValueError("sparsity needs at least one coordinate")
     out = {"exact_zero": zero / total}
-    for k, tau in enumerate(taus):
+    for k, tau in enumerate(float(t) for t in thresholds):
         out[f"le_{tau:g}_max"] = below[k] / total if top > 0 else 1.0
     return out
 
