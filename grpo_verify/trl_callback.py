@@ -192,6 +192,7 @@ from transformers import TrainerCallback
 from grpo_verify import rank
 from grpo_verify.empirical.measure import sparsity, sparsity_counts, sparsity_from_counts, summarise
 from grpo_verify.gram import rollout_gram
+from grpo_verify.svd import singular_values
 
 __all__ = ["AGGREGATION", "GRAM_METRICS", "REFUSALS", "TRL_CHECKED", "GRPOVerifyCallback", "GRPOVerifyConfig", "Rule",
            "UnsupportedSetting", "UnsupportedSharding", "UnsupportedTrainer", "refusal"]
@@ -1177,7 +1178,7 @@ class GRPOVerifyCallback(TrainerCallback):
                 g = _full(g.detach())  # a collective under FSDP2: every process, every matrix, the same order
                 if not bool(g.any()):  # a zero matrix has no spectrum to rank
                     continue
-                m = rank.rank_metrics(torch.linalg.svdvals(g.to(torch.float64)).cpu().numpy(), tol).as_dict()
+                m = rank.rank_metrics(singular_values(g).cpu().numpy(), tol).as_dict()
                 for metric in LAYER_METRICS:
                     per_layer[metric].append(m[metric])
             self._record[f"{where}layers"] = per_layer
@@ -1228,7 +1229,7 @@ class GRPOVerifyCallback(TrainerCallback):
                     if p.ndim != 2:
                         continue
                     d = _full(p.detach(), self._start[name])
-                    sigma = torch.linalg.svdvals(d).cpu().numpy()
+                    sigma = singular_values(d).cpu().numpy()
                     m = rank.rank_metrics(sigma, tol)
                     delta["delta_rank_fraction"].append(m.tolerance_rank / min(d.shape))
                     delta["delta_stable_rank"].append(m.stable_rank)

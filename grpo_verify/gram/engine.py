@@ -32,6 +32,8 @@ from typing import Callable, Mapping
 import torch
 from torch import nn
 
+from grpo_verify.svd import singular_values
+
 from . import contract
 from .contract import Factor
 from .layers import exact_fallback, find_rule, tensor_outputs
@@ -482,8 +484,9 @@ def rollout_gram(model: nn.Module, input_ids: torch.Tensor, attention_mask: torc
 
 
 def matrix_singular_values(gradients: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Singular values (float64) of every 2-D gradient."""
-    return {n: torch.linalg.svdvals(g.to(torch.float64)) for n, g in gradients.items() if g.ndim == 2}
+    """Singular values (float64) of every 2-D gradient (:func:`grpo_verify.svd.singular_values`: no weight-sized
+    float64 copy)."""
+    return {n: singular_values(g) for n, g in gradients.items() if g.ndim == 2}
 
 
 def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
