@@ -16,6 +16,7 @@
 #                model appended as an extra option (later options win), to check its plumbing.
 # Training: 2 steps of TRL's GRPOTrainer (needs trl) with grpo_verify.trl_callback.GRPOVerifyCallback
 #                measuring every step (train.jsonl: zero-advantage groups, update sparsity, rank of W - W_start).
+# TIMEOUT       seconds before the run stops (resumable; default 470: the GPU budget of one call).
 # LAYER_CONTROLS set to 1 to also measure the controls' per-layer spectra (from the same engine
 #                pass, but GRPO and each of the 5 controls hold a float32 gradient set, ~17 GB each
 #                at 4B, ~100 GB together: a 141 GB H200, not an 80 GB H100; and every 2-D weight
@@ -41,10 +42,13 @@ CONTROLS=()
 [[ "${LAYER_CONTROLS:-0}" == 1 ]] || CONTROLS=(--no-layer-controls)
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 start=$(date +%s)
-timeout 470 "$PY" -m grpo_verify.empirical "${MODEL[@]}" "${DATA[@]}" "${CONTROLS[@]}" \
+timeout "${TIMEOUT:-470}" "$PY" -m grpo_verify.empirical "${MODEL[@]}" "${DATA[@]}" "${CONTROLS[@]}" \
     --device "${DEVICE:-cuda}" --num-prompts 4 --group-sizes 2,4,8 --max-new-tokens 128 \
     --train-steps 2 --train-prompts-per-step 2 --train-group-size 8 --lr 1e-6 \
     --out "$OUT" --resume "$@" \
-    || { rc=$?; echo "stopped with exit code $rc after $(( $(date +%s) - start )) s;" \
-         "rerun the same command to resume (finished items are kept)"; exit $rc; }
+    || { rc=$?; if [[ $rc == 124 || $rc == 130 || $rc == 137 ]]; then
+             echo "stopped (exit code $rc) after $(( $(date +%s) - start )) s; rerun the same command to resume" \
+                  "(finished items are kept)"
+         else echo "failed with exit code $rc after $(( $(date +%s) - start )) s (the error is above)"; fi
+         exit $rc; }
 echo "finished in $(( $(date +%s) - start )) s; outputs in $OUT"

@@ -49,6 +49,22 @@ def test_sparsity_counts_of_row_pieces_add_up_to_the_whole_with_the_global_maxim
     assert measure.sparsity_counts(pieces[0], THRESHOLDS, 0.5) != counts[0]
 
 
+def test_chunked_norm_and_sparsity_equal_the_whole_tensor_computation(monkeypatch):
+    """Chunks of 7 values (a chunk boundary inside every tensor, the last chunk short): the float64 squared norm and
+    the sparsity counts equal those computed on whole tensors here. Planted bug seen to fail: counting only the
+    first chunk of each tensor."""
+    g = torch.Generator().manual_seed(3)
+    grads = [torch.randn(5, 6, generator=g), torch.randn(11, generator=g) * 1e-3, torch.zeros(4)]
+    grads[0][1, 2] = 0.0
+    monkeypatch.setattr(measure, "CHUNK", 7)
+    whole = sum(float((t.double() ** 2).sum()) for t in grads)
+    assert measure.squared_norm(grads[0]) + measure.squared_norm(grads[1]) == pytest.approx(whole, rel=1e-15)
+    top = max(float(t.abs().max()) for t in grads)
+    flat = torch.cat([t.reshape(-1) for t in grads]).abs()
+    expected = [flat.numel(), int((flat == 0).sum())] + [int((flat <= tau * top).sum()) for tau in THRESHOLDS]
+    assert measure.sparsity_counts(grads, THRESHOLDS, top) == expected
+
+
 def test_sparsity_of_an_all_zero_gradient_is_one():
     zeros = [torch.zeros(3), torch.zeros(2, 2)]
     assert measure.sparsity(zeros, THRESHOLDS) == {"exact_zero": 1.0, "le_1e-06_max": 1.0, "le_0.0001_max": 1.0,

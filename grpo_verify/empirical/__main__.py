@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from . import data, models, report, reward, store
+from . import data, memory, models, report, reward, store
 from .config import Config, config_from_args
 from .measure import layer_controls_memory_problem, measure_group
 from .sampling import derived_seed, prompt_ids, sample_group
@@ -166,6 +166,35 @@ def interrupted_message(state: dict, argv: list[str]) -> str:
             f"{command}")
 
 
+def memory_preflight(model, tok, problems, cfg: Config, info: dict, device) -> dict:
+    """Estimate the run's peak memory (grpo_verify.empirical.memory), refuse in one line when it does not fit in
+    what the device has free, print it (and, for a model with fewer blocks than its architecture, the estimate at
+    the architecture's depth); the returned record goes to memory.json with the measured peak."""
+    shapes = memory.parameter_shapes(model)
+    dtype = next(model.parameters()).dtype
+    vocab = int(getattr(model.config, "vocab_size", None) or len(tok))
+    longest = max(len(prompt_ids(tok, p, cfg.answer_format)) for p in problems)
+    est = memory.estimate(shapes, dtype, cfg, vocab, longest)
+    free = memory.available_bytes(device)
+    weights = est.stages["engine forward"]["weights"]
+    record = {"estimate": est.stages, "estimated_peak_stage": est.peak()[0], "estimated_peak_bytes": est.peak()[1],
+              "free_bytes_after_loading": free, "longest_prompt_tokens": longest}
+    line = f"memory preflight: estimated peak {est.describe()}"
+    if free is not None:
+        line += f"; {free / memory.GiB:.1f} GiB free after loading the weights"
+    depth = info.get("architecture_layers")
+    if depth and depth != getattr(model.config, "num_hidden_layers", depth):
+        full = memory.estimate(memory.with_blocks(shapes, depth), dtype, cfg, vocab, longest)
+        record.update(architecture_layers=depth, estimate_at_architecture_depth=full.stages,
+                      estimated_peak_bytes_at_architecture_depth=full.peak()[1])
+        line += f"; at the architecture's {depth} blocks: {full.describe()}"
+    print(line, flush=True)
+    why = memory.problem(est, free, already_held=weights)
+    if why:
+        raise RunError(why)
+    return record
+
+
 def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None = None) -> int:
     from tqdm.auto import tqdm
     state = {} if state is None else state
@@ -189,7 +218,7 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
     if model_spec is None:
         model_spec, why = models.default_model(torch.cuda.is_available() and device.type == "cuda")
         print(f"no --model given: using {model_spec} ({why})", flush=True)
-    models.check_model_arg(model_spec, device)
+    models.check_model_arg(model_spec, device, cfg.num_layers, cfg.vocab_size)
     if cfg.train_steps:
         from .train import check_options
         check_options(cfg, device)
@@ -198,7 +227,8 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
     state["out"], state["items"] = out, len(records)
     # 3. the model
     t0 = time.perf_counter()
-    loaded = models.load(model_spec, device, cfg.dtype, cfg.revision, cfg.trust_remote_code, cfg.seed)
+    loaded = models.load(model_spec, device, cfg.dtype, cfg.revision, cfg.trust_remote_code, cfg.seed,
+                         cfg.num_layers, cfg.vocab_size)
     model, tok = loaded.model, loaded.tokenizer
     print(f"model {loaded.info.get('id')}: {loaded.info['parameters'] / 1e6:.1f}M parameters, {loaded.info['dtype']} "
           f"on {device}, loaded in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -206,6 +236,7 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
         problem = layer_controls_memory_problem(loaded.info["parameters"], torch.cuda.mem_get_info(device)[0])
         if problem:
             raise RunError(problem)
+    preflight = memory_preflight(model, tok, problems, cfg, loaded.info, device)
     # 4. output directory: config.json on a fresh run; on resume drop a torn last line
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
@@ -289,6 +320,11 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
                   progress=cfg.progress, out_dir=out)
     # 7. report
     records.sort(key=lambda r: (r["prompt"], r["R"]))
+    preflight["measured_peak_bytes"] = memory.measured_peak_bytes(device)
+    print(f"memory: measured peak {preflight['measured_peak_bytes'] / memory.GiB:.1f} GiB "
+          f"({'CUDA max_memory_allocated' if cuda else 'peak resident set of this process'}); the preflight "
+          f"estimated {preflight['estimated_peak_bytes'] / memory.GiB:.1f} GiB", flush=True)
+    store.atomic_write_json(out / "memory.json", preflight)
     summary = report.write_all(records, cfg, out, report.run_title(loaded.info.get('id'), cfg), train_records)
     elapsed = time.perf_counter() - t_start
     store.atomic_write_json(out / "run.json", {"seconds_this_invocation": round(elapsed, 1),

@@ -31,6 +31,8 @@ class Config:
     trust_remote_code: bool = False   # off: a hub/local model may not run its own code unless asked
     device: str | None = None         # None: cuda if available, else cpu
     dtype: str | None = None          # None: the preset's (bf16 for the 4B preset), else float32
+    num_layers: int | None = None     # random-weight presets: transformer blocks (None: the architecture's)
+    vocab_size: int | None = None     # random-weight presets: vocabulary rows (None: the architecture's)
     # -- data and reward ------------------------------------------------------------------------
     task: str | None = None           # None: gsm8k with CUDA (the paper's setting), arith on a CPU
     dataset_file: str | None = None   # GSM8K-format jsonl; None: the hub copy (openai/gsm8k, main)
@@ -137,7 +139,8 @@ class Config:
             raise ValueError(f"--group-sizes: duplicate group size in {list(self.group_sizes)}")
         for name, lo in (("num_prompts", 1), ("max_new_tokens", 1), ("arith_digits", 1), ("bootstrap", 0),
                          ("train_steps", 0), ("train_prompts_per_step", 1), ("train_group_size", 2),
-                         ("prompt_offset", 0), ("threads", 1), ("train_spectra_every", 1)):
+                         ("prompt_offset", 0), ("threads", 1), ("train_spectra_every", 1), ("num_layers", 1),
+                         ("vocab_size", 1)):
             if getattr(self, name) is not None and getattr(self, name) < lo:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= {lo}, got {getattr(self, name)}")
         if not self.beta >= 0 or not self.max_grad_norm >= 0:
@@ -245,6 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--trust-remote-code", action="store_true", help="allow a hub/local model to run its own code")
     m.add_argument("--device", default=None, help="cpu, cuda, cuda:1, ...; default cuda if available")
     m.add_argument("--dtype", default=None, choices=DTYPES, help="model dtype; default the preset's, else float32")
+    m.add_argument("--num-layers", type=int, default=None,
+                   help="random-weight presets only: this many transformer blocks instead of the architecture's "
+                        "(a rehearsal at full width; nemotron-mini-4b-random then also runs on a CPU)")
+    m.add_argument("--vocab-size", type=int, default=None,
+                   help="random-weight presets only: this many vocabulary rows instead of the architecture's")
     t = p.add_argument_group("data and reward")
     t.add_argument("--task", default=None, choices=TASKS,
                    help="GSM8K word problems or generated arithmetic; default gsm8k with CUDA (the paper's "

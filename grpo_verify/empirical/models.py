@@ -140,9 +140,12 @@ def tiny_tokenizer():
     return tok
 
 
-def tiny_random_model(tokenizer, seed: int = 0):
+def tiny_random_model(tokenizer, seed: int = 0, num_hidden_layers: int = 2, vocab_size: int | None = None):
     from transformers import LlamaConfig, LlamaForCausalLM
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    if vocab_size is not None and vocab_size < len(tokenizer):
+        raise ModelError(f"--vocab-size {vocab_size} is smaller than the tokenizer's {len(tokenizer)} tokens")
+    config = LlamaConfig(vocab_size=vocab_size or len(tokenizer), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=num_hidden_layers,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                          tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
@@ -157,9 +160,18 @@ def tiny_random_model(tokenizer, seed: int = 0):
 
 
 # -- loading -------------------------------------------------------------------------------------
-def check_model_arg(spec: str, device: torch.device) -> None:
+RANDOM_PRESETS = ("tiny-random", "nemotron-mini-4b-random")  # whose architecture --num-layers / --vocab-size change
+
+
+def check_model_arg(spec: str, device: torch.device, num_layers: int | None = None,
+                    vocab_size: int | None = None) -> None:
     """Fail fast (before any output is written) on a model that cannot run here."""
-    if spec in GPU_ONLY and device.type != "cuda":
+    if (num_layers is not None or vocab_size is not None) and spec not in RANDOM_PRESETS:
+        raise ModelError(f"--num-layers and --vocab-size change a random-weight preset's architecture "
+                         f"({', '.join(RANDOM_PRESETS)}), not --model {spec}")
+    if spec == "nemotron-mini-4b-random" and num_layers is not None:
+        pass  # the full-width rehearsal with fewer blocks: the memory preflight decides whether it fits
+    elif spec in GPU_ONLY and device.type != "cuda":
         raise ModelError(f"--model {spec} needs a CUDA GPU (4B parameters in bfloat16) but the device is "
                          f"{device}; use --model smollm2-135m or tiny-random on a CPU")
     if spec == "gemma3-270m" and not gemma3_installed():
@@ -186,23 +198,36 @@ def check_model_arg(spec: str, device: torch.device) -> None:
 
 
 def load(spec: str, device: torch.device, dtype: str | None = None, revision: str | None = None,
-         trust_remote_code: bool = False, seed: int = 0) -> LoadedModel:
-    """Load model and tokenizer; ``info`` records what was loaded (for config.json)."""
-    check_model_arg(spec, device)
+         trust_remote_code: bool = False, seed: int = 0, num_layers: int | None = None,
+         vocab_size: int | None = None) -> LoadedModel:
+    """Load model and tokenizer; ``info`` records what was loaded (for config.json). ``num_layers`` /
+    ``vocab_size``: a random-weight preset's architecture with that many blocks / vocabulary rows."""
+    check_model_arg(spec, device, num_layers, vocab_size)
     info: dict = {"spec": spec}
+    overrides = {k: v for k, v in (("num_hidden_layers", num_layers), ("vocab_size", vocab_size)) if v is not None}
+    if overrides:
+        info["architecture_overrides"] = overrides
     if spec == "tiny-random":
         tok = tiny_tokenizer()
-        model = tiny_random_model(tok, seed)
+        model = tiny_random_model(tok, seed, **overrides)
         info.update(kind="tiny-random", id="tiny-random (LlamaConfig 2x32, random weights)", weights_seed=seed)
         default_dtype = "float32"
     elif spec == "nemotron-mini-4b-random":
         from transformers import NemotronForCausalLM
         tok = tiny_tokenizer()
+        config = nemotron_mini_4b_config()
+        info["architecture_layers"] = config.num_hidden_layers
+        for key, value in overrides.items():
+            setattr(config, key, value)
+        if config.vocab_size < len(tok):
+            raise ModelError(f"--vocab-size {config.vocab_size} is smaller than the tokenizer's {len(tok)} tokens")
         torch.manual_seed(seed)
         with torch.device(device):
-            model = NemotronForCausalLM(nemotron_mini_4b_config())
-        info.update(kind="random-weights", id="Nemotron-Mini-4B architecture, RANDOM WEIGHTS (not the checkpoint)",
-                    tokenizer="tiny character tokenizer; logits beyond its vocabulary are masked when sampling")
+            model = NemotronForCausalLM(config)
+        shape = "" if not overrides else " with " + ", ".join(f"{k}={v}" for k, v in overrides.items())
+        info.update(kind="random-weights", id="Nemotron-Mini-4B architecture" + shape + ", RANDOM WEIGHTS (not the "
+                    "checkpoint)", tokenizer="tiny character tokenizer; logits beyond its vocabulary are masked "
+                    "when sampling")
         default_dtype = "bfloat16"
     elif spec == "gemma3-270m":
         model, tok, gguf_info = _load_gguf(gemma3_gguf())
