@@ -40,7 +40,7 @@ else
 fi
 CONTROLS=()
 [[ "${LAYER_CONTROLS:-0}" == 1 ]] || CONTROLS=(--no-layer-controls)
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true; fi
 start=$(date +%s)
 timeout "${TIMEOUT:-470}" "$PY" -m grpo_verify.empirical "${MODEL[@]}" "${DATA[@]}" "${CONTROLS[@]}" \
     --device "${DEVICE:-cuda}" --num-prompts 4 --group-sizes 2,4,8 --max-new-tokens 128 \

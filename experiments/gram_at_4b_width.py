@@ -5,10 +5,11 @@ few tokens.
 
 The reference is plain autograd, one rollout at a time: g_i = d l_i / d theta for every parameter (TRL's and the
 engine's per-rollout objective, the mean completion log-probability), K_ij = sum over parameters of <g_i, g_j>
-accumulated in float64. Checked: K (entrywise, relative to sqrt(K_ii K_jj)) and the GRPO gradient sum_i a_i g_i:
-the LM head's times a random vector, the embedding's rows of the tokens seen (zero elsewhere), a query and an MLP
-down projection entrywise, and the singular values (grpo_verify.svd) of the last three against the reference's. The tolerance is bfloat16's: autograd rounds each weight gradient to bfloat16, the engine
-multiplies the same bfloat16 activations and output gradients in float32.
+accumulated in float64. Checked: K (entrywise, relative to sqrt(K_ii K_jj)), each norm weight's and bias's own K
+(NemotronLayerNorm1P's), and the GRPO gradient sum_i a_i g_i: the LM head's times a random vector, the embedding's
+rows of the tokens seen (zero elsewhere), a query and an MLP down projection entrywise, and the singular values
+(grpo_verify.svd) of the last three against the reference's. The tolerance is bfloat16's: autograd rounds each
+weight gradient to bfloat16, the engine multiplies the same bfloat16 activations and output gradients in float32.
 
     python experiments/gram_at_4b_width.py [--layers 2] [--json OUT]
 
@@ -22,6 +23,7 @@ import json
 import resource
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -53,6 +55,12 @@ def build(layers: int) -> torch.nn.Module:
     return model
 
 
+def _dot(a: torch.Tensor, b: torch.Tensor, chunk: int = 1 << 24) -> float:
+    """<a, b> accumulated in float64, a chunk at a time (whole float64 copies of the LM head's gradient are 6 GB)."""
+    return float(sum(float((x.double() * y.double()).sum())
+                     for x, y in zip(a.reshape(-1).split(chunk), b.reshape(-1).split(chunk))))
+
+
 def views(grads: dict[str, torch.Tensor], rows: torch.Tensor, probe: torch.Tensor) -> dict[str, torch.Tensor]:
     """What is compared, small enough to keep (the 256000 x 3072 matrices are 3 GB each in float32): the LM head's
     gradient times a fixed random vector, the embedding gradient's rows of the tokens seen (the others must be 0),
@@ -65,13 +73,16 @@ def views(grads: dict[str, torch.Tensor], rows: torch.Tensor, probe: torch.Tenso
     return out
 
 
-def naive(model, ids, mask, start, advantages, rows, probe) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """K from per-rollout autograd (float64 sums parameter by parameter) and the views of sum_i a_i g_i; one
+def naive(model, ids, mask, start, advantages, rows, probe):
+    """K from per-rollout autograd (float64 sums parameter by parameter), each 1-D parameter's own K (a norm's
+    share of K is too small for a wrong norm rule to show in K) and the views of sum_i a_i g_i; one
     rollout's full gradient is kept at a time, besides the one before it for the cross terms (R = 2)."""
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     weights = completion_weights(mask, start, "mean", None)
     R = ids.shape[0]
     K = torch.zeros(R, R, dtype=torch.float64)
+    small = [k for k, (_, p) in enumerate(params) if p.ndim == 1]  # the norms' weights and biases, one K each
+    K_small = {params[k][0]: torch.zeros(R, R, dtype=torch.float64) for k in small}
     before: list[list[torch.Tensor]] = []
     combined: dict[str, torch.Tensor] = {}
     for i in range(R):
@@ -80,12 +91,15 @@ def naive(model, ids, mask, start, advantages, rows, probe) -> tuple[torch.Tenso
         objective = rollout_objectives(out.logits, ids[i:i + 1], weights[i:i + 1])[0]
         g = torch.autograd.grad(objective, [p for _, p in params])
         for j, h in enumerate(before):
-            K[i, j] = K[j, i] = sum(float((a.double() * b.double()).sum()) for a, b in zip(g, h))
-        K[i, i] = sum(float(a.double().pow(2).sum()) for a in g)
+            K[i, j] = K[j, i] = sum(_dot(a, b) for a, b in zip(g, h))
+        K[i, i] = sum(_dot(a, a) for a in g)
+        for k in small:
+            for j, h in enumerate(before + [list(g)]):
+                K_small[params[k][0]][i, j] = K_small[params[k][0]][j, i] = _dot(g[k], h[k])
         for name, view in views(dict(zip((n for n, _ in params), g)), rows, probe).items():
             combined[name] = combined.get(name, 0) + float(advantages[i]) * view
         before = [list(g)] if i + 1 < R else []
-    return K, combined
+    return K, K_small, combined
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args(argv)
+    if args.layers < 1:
+        parser.error(f"--layers must be >= 1, got {args.layers}")
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        parser.error(f"--json {args.json}: its folder does not exist")
     t0 = time.perf_counter()
     model = build(args.layers)
     print(f"model: {sum(p.numel() for p in model.parameters()) / 1e9:.3f}B parameters, {args.layers} blocks, "
@@ -110,10 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     res = rollout_gram(model, ids, mask, start, "mean", advantages=advantages, accumulate_dtype=torch.float64)
     t_engine = time.perf_counter() - t0
     engine_views = views(res.grpo_gradients, rows, probe)
-    K_engine = res.K
+    K_engine, K_engine_small = res.K, {n: k for n, k in res.per_parameter.items()}
     del res  # the engine's float32 GRPO gradient (7 GB at this size) before the naive loop's gradients
     t0 = time.perf_counter()
-    K_ref, naive_views = naive(model, ids, mask, start, advantages, rows, probe)
+    K_ref, K_ref_small, naive_views = naive(model, ids, mask, start, advantages, rows, probe)
     t_naive = time.perf_counter() - t0
     scale = torch.sqrt(torch.outer(K_ref.diagonal(), K_ref.diagonal()))
     figures = {"K_engine": K_engine.tolist(), "K_naive": K_ref.tolist(),
@@ -122,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     failures = []
     if not figures["K_max_relative_error"] <= TOLERANCE:
         failures.append(f"K differs from the naive loop by {figures['K_max_relative_error']:.2e} (relative)")
+    worst = max(((name, float(((K_engine_small[name] - k).abs() / torch.sqrt(torch.outer(k.diagonal(),
+                                                                                     k.diagonal()))).max()))
+                 for name, k in K_ref_small.items()), key=lambda item: item[1])
+    figures["one_dimensional_parameters"] = {"count": len(K_ref_small), "worst": worst[0],
+                                             "K_max_relative_error": worst[1]}
+    if not worst[1] <= TOLERANCE:
+        failures.append(f"{worst[0]}: its own K differs from the naive loop's by {worst[1]:.2e} (relative)")
     for name, got in engine_views.items():
         ref = naive_views[name]
         err = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))

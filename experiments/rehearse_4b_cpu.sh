@@ -7,7 +7,7 @@
 # options win); --reward partial gives a random model's groups mixed rewards, so that the GRPO gradient, its
 # per-layer spectra and the training metrics are not all exactly zero.
 #
-#   bash experiments/rehearse_4b_cpu.sh [OUT_DIR]
+#   bash experiments/rehearse_4b_cpu.sh [OUT_DIR]      (about 20 minutes on 2 cores; PROGRESS=0: no progress bars)
 #
 # 1. full_vocab: the full width and vocabulary, measurement only: the training stage at 256000 rows needs about
 #    27 GiB (weights, gradients, AdamW moments and the callback's snapshots, all vocabulary-sized), more than the
@@ -20,7 +20,8 @@ cd "$(dirname "$0")/.."
 OUT=${1:-experiments/results/rehearsal_4b_cpu}
 mkdir -p "$OUT"
 SMALL=(--num-layers 2 --num-prompts 1 --group-sizes 2,4 --max-new-tokens 16 --reward partial
-       --degenerate-groups measure --threads 2 --no-progress)
+       --degenerate-groups measure --threads 2)
+[[ "${PROGRESS:-1}" == 1 ]] || SMALL+=(--no-progress)  # PROGRESS=0: no progress bars in the logs
 export DEVICE=cpu TIMEOUT=${TIMEOUT:-3000}
 run() {  # name, extra options...
     local name=$1; shift

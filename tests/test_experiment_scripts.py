@@ -339,7 +339,15 @@ def test_every_option_has_help_and_shows_its_default(name):
     [str(SCRIPTS["synthetic_training"]), "--out", "README.md"],
     [str(SCRIPTS["bench_gram"]), "--tokens", "0"],
     [str(SCRIPTS["bench_gram"]), "--out", "README.md/b.csv"],
-], ids=["synthetic group of one", "synthetic out is a file", "bench zero tokens", "bench parent is a file"])
+    [str(ROOT / "experiments" / "gram_at_4b_width.py"), "--layers", "0"],
+    [str(ROOT / "experiments" / "gram_at_4b_width.py"), "--json", "README.md/x.json"],
+    [str(ROOT / "experiments" / "gpu_budget.py"), "--blocks", "0"],
+    [str(ROOT / "experiments" / "gpu_budget.py"), "--group-sizes", "2,x"],
+    [str(ROOT / "experiments" / "gpu_budget.py"), "--group-sizes", "1"],
+    [str(ROOT / "experiments" / "gpu_budget.py"), "--json", "README.md/x.json"],
+], ids=["synthetic group of one", "synthetic out is a file", "bench zero tokens", "bench parent is a file",
+        "width no layers", "width json below a file", "budget no blocks", "budget bad list", "budget group of one",
+        "budget json below a file"])
 def test_the_scripts_refuse_bad_input_as_commands_without_a_traceback(argv):
     proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=120)
@@ -429,3 +437,25 @@ def test_credit_assignment_real_statistics():
     assert car.wilson_interval(0, 8)[0] == 0.0 and 0.3 < car.wilson_interval(0, 8)[1] < 0.4
     low, high = car.bootstrap_mean_interval([[1, 0], [0, 0], [1, 1]])
     assert 0 <= low <= 0.5 <= high <= 1
+
+
+def test_gpu_budget_projects_the_run_from_its_pieces():
+    """The projection's arithmetic, written out for one block, one prompt at R = 2, 3 new tokens, a 5-token prompt
+    and one training step of 4 rows, with round piece times; planted bug seen to fail: counting the embedding's
+    SVD as dense (a second 256000 x 3072 term)."""
+    spec = importlib.util.spec_from_file_location("gpu_budget_under_test", ROOT / "experiments" / "gpu_budget.py")
+    budget = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(budget)
+    pieces = {"block_forward_backward": 0.8, "rows_tokens": 8, "block_decode_step_8_rows": 0.5,
+              "head_decode_step_8_rows": 0.25, "singular_values_3072x3072": 1.0, "singular_values_1024x3072": 0.5,
+              "singular_values_9216x3072": 2.0, "singular_values_256000x3072": 10.0}
+    got = budget.project(pieces, blocks=1, prompts=1, group_sizes=[2], new_tokens=3, prompt_tokens=5,
+                         train_steps=1, train_rows=4)
+    spectra = 2 * 1.0 + 2 * 0.5 + 2 * 2.0 + 10.0  # 17: six block matrices and the LM head
+    decode = 0.5 + 0.25
+    per_token = 0.8 / 8
+    assert got["sampling"] == pytest.approx(3 * decode)
+    assert got["engine"] == pytest.approx(per_token * 2 * 8)
+    assert got["spectra_if_every_group_mixed"] == pytest.approx(spectra)
+    assert got["training"] == pytest.approx(3 * decode + 2 * per_token * 4 * 8 + 3 * spectra)
+    assert got["total_every_group_mixed"] == pytest.approx(got["total_no_group_mixed"] + spectra)
