@@ -111,6 +111,37 @@ def test_an_axiom_shows_in_print_assumptions(tmp_path):
     assert built.assumptions["Planted.l"] != coq.CLOSED and "ax" in built.assumptions["Planted.l"]
 
 
+def test_each_theorem_gets_its_own_answer_when_one_rests_on_an_axiom(tmp_path):
+    """The build asks Print Assumptions once of all printed theorems together; that answer is not closed here, so
+    each theorem is asked on its own, and only the one that uses the axiom lists it."""
+    need_coq()
+    built = coq.build(_project(tmp_path, "Axiom ax : False.\nLemma m : True. Proof. exact I. Qed.\n"
+                                         "Lemma l : False. Proof. exact ax. Qed.\nLemma n : 0 = 0. Proof. reflexivity. Qed.\n"
+                                         "Print Assumptions l.\nPrint Assumptions m.\nPrint Assumptions n.\n"))
+    assert built.assumptions["Planted.m"] == built.assumptions["Planted.n"] == coq.CLOSED
+    assert "ax" in built.assumptions["Planted.l"], built.assumptions
+
+
+def test_a_print_inside_a_section_is_asked_there_not_after_the_section_closes(tmp_path):
+    """Inside a Section, Print Assumptions lists the section variables the theorem uses (an answer the build does
+    not accept); a definition standing for that line would be generalised over them at End, and closed."""
+    need_coq()
+    source = "Section S.\nVariable v : False.\nLemma l : False. Proof. exact v. Qed.\nPrint Assumptions l.\nEnd S.\n"
+    assert coq.printed_as_definitions(source) is None
+    with pytest.raises(coq.CoqError, match="Print Assumptions"):
+        coq.build(_project(tmp_path, source))
+
+
+def test_print_lines_become_definitions_outside_comments_only():
+    source = ('(* Print Assumptions c. *)\nLemma a : True. Proof. exact I. Qed.\nPrint Assumptions a.\n'
+              'Section S. End S.\n  Print   Assumptions GRPO.X.b .\n')
+    text, names = coq.printed_as_definitions(source)
+    assert names == ["a", "GRPO.X.b"]
+    assert text == ('(* Print Assumptions c. *)\nLemma a : True. Proof. exact I. Qed.\n'
+                    'Definition grpo_verify_printed_0 := @a.\nSection S. End S.\n  '
+                    'Definition grpo_verify_printed_1 := @GRPO.X.b.\n')
+
+
 # -- the statements say what the Python says --------------------------------------------------------
 def all_equal_probability(p: F, size: int) -> F:
     """P(all R binary rewards equal) by enumerating {0, 1}^R: independent of both the Coq and the Python form."""

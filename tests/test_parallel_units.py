@@ -35,5 +35,19 @@ def test_a_shared_module_is_one_unit_and_the_others_are_cut():
     assert work_unit("tests/test_render.py::test_document_compiles_to_pdf") == catalogue
     # the worker-process tests check in fresh processes: nothing to share with the catalogue unit
     assert work_unit("tests/test_render.py::test_worker_processes_report_what_this_process_checks") != catalogue
+    # the evaluator's test reads the verdicts the checks computed (evaluation.evaluate caches them per process)
     assert work_unit("tests/test_derivations.py::test_the_evaluator_finds_every_result_true_at_small_sizes[d4.x]") \
-        != catalogue
+        == catalogue
+
+
+def test_the_longest_units_are_real_units_and_are_handed_out_first():
+    from conftest import LONGEST_UNITS, _LongestFirst
+
+    assert LONGEST_UNITS[0] == work_unit("tests/test_derivations.py::test_derivation_is_proved[d4.x]")
+    for unit in LONGEST_UNITS[1:]:  # whole-module units (a cut module's units are named module@n)
+        assert (TESTS.parent / unit).is_file() and work_unit(f"{unit}::test_x") == unit, unit
+    queue = _LongestFirst()
+    for unit in ("tests/test_a.py@0", LONGEST_UNITS[2], "tests/test_b.py@1", LONGEST_UNITS[0]):
+        queue[unit] = {}
+    taken = [queue.popitem(last=False)[0] for _ in range(4)]
+    assert taken == [LONGEST_UNITS[0], LONGEST_UNITS[2], "tests/test_a.py@0", "tests/test_b.py@1"] and not queue

@@ -1,5 +1,6 @@
 """The LaTeX rendering: prose escaping, the whole document, the command line, and a real compile."""
 
+import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -106,10 +107,13 @@ def test_an_unwritable_out_is_refused_before_any_checking(tmp_path, capsys, monk
     assert not (tmp_path / "file" / "sub").exists()
 
 
-def _first_family_only(monkeypatch):
-    """check_all over D1 alone (its worker processes import the same catalogue, whose first family is D1), with
-    no report reused from this process."""
+def _first_family_only(monkeypatch, results: int | None = None):
+    """check_all over D1 alone, or its first ``results`` results (its worker processes import the same catalogue,
+    whose first family is D1, and find each result at the same position), with no report reused from this
+    process."""
     first = families()[:1]
+    if results is not None:
+        first = [dataclasses.replace(first[0], results=first[0].results[:results])]
     monkeypatch.setattr(render, "families", lambda: first)
     monkeypatch.setattr(Result, "cached_report", lambda self: None)
     monkeypatch.setattr(render, "_FROM_WORKERS", render.weakref.WeakKeyDictionary())
@@ -128,7 +132,7 @@ def test_worker_processes_report_what_this_process_checks(monkeypatch):
 
 
 def test_a_worker_that_checked_another_statement_is_refused(monkeypatch):
-    _first_family_only(monkeypatch)
+    _first_family_only(monkeypatch, results=2)  # two, so that check_all hands them to worker processes
     monkeypatch.setattr(render, "statement_digest", lambda result: "not what the worker saw")
     with pytest.raises(render.CatalogueChanged, match="changed on disk"):
         render.check_all(progress=open(os.devnull, "w"), jobs=2)
