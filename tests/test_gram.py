@@ -682,9 +682,38 @@ def test_no_root_to_differentiate_is_refused_not_returned_as_zero(monkeypatch):
         "objectives do not require grad): refusing to return K = 0 for parameters the forward used")
 
 
+def test_a_lazy_rule_registered_into_a_temporary_table_is_registered_again_in_the_real_one(monkeypatch):
+    """A test that swaps layers._RULES for a copy while an optional module's rules are first registered (a model of
+    that class found in it) must not take them away with the copy: the real table gets them on its next lookup.
+    Before, _LAZY was crossed off at the first registration, and the Gemma 3 rules were lost for every later test
+    of that worker (seen as test_gram_gemma3's fallback test failing in some parallel runs)."""
+    import sys
+    import types
+
+    from grpo_verify.gram import layers
+
+    class FakeNorm(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    def fake_rule(module, inputs, output_grads, rollouts):
+        return {}
+
+    optional = types.ModuleType("fake_optional_pkg.modeling")
+    optional.FakeNorm = FakeNorm
+    monkeypatch.setitem(sys.modules, "fake_optional_pkg.modeling", optional)
+    monkeypatch.setattr(layers, "_LAZY", {"fake_optional_pkg.modeling": [("FakeNorm", fake_rule, ("forward",))]})
+    real = dict(layers._RULES)
+    monkeypatch.setattr(layers, "_RULES", real)
+    monkeypatch.setattr(layers, "_FIXED", dict(layers._FIXED))
+    with monkeypatch.context() as inner:  # a test's temporary table, restored afterwards
+        inner.setattr(layers, "_RULES", dict(real))
+        assert layers.find_rule(FakeNorm()) is fake_rule
+    assert layers._RULES is real and layers.find_rule(FakeNorm()) is fake_rule
+
+
 def test_a_lazy_rule_is_registered_only_once_its_optional_module_is_imported(monkeypatch):
-    # the Gemma 3 rules wait in layers._LAZY until transformers' gemma3 module is imported; a fresh table
-    # here, since the real one is emptied by the first model built in this process
+    # the Gemma 3 rules wait in layers._LAZY until transformers' gemma3 module is imported; a fake table here
     import sys
     import types
 
@@ -706,5 +735,5 @@ def test_a_lazy_rule_is_registered_only_once_its_optional_module_is_imported(mon
     assert layers.find_rule(FakeNorm()) is None and "fake_optional_pkg.modeling" in layers._LAZY  # not imported
     monkeypatch.setitem(sys.modules, "fake_optional_pkg.modeling", optional)
     assert layers.find_rule(FakeNorm()) is fake_rule
-    assert layers._FIXED[FakeNorm] == ("forward", "x") and layers._LAZY == {}
+    assert layers._FIXED[FakeNorm] == ("forward", "x")
     assert None not in layers._RULES and None not in layers._FIXED  # "Absent": a class the module lacks

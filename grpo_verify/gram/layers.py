@@ -151,19 +151,22 @@ _FIXED: dict[type, tuple[str, ...]] = {}  # registered class -> methods a subcla
 
 
 def _register_lazy() -> None:
+    """Register the rules of the optional modules imported so far. Asked on every lookup, never crossed off: a
+    registration made while ``_RULES`` was a temporary copy (a test's) must not be lost with the copy."""
     import sys
-    for module_name in [m for m in _LAZY if m in sys.modules]:
-        for class_name, rule, fixed in _LAZY.pop(module_name):
+    for module_name, entries in _LAZY.items():
+        if module_name not in sys.modules:
+            continue
+        for class_name, rule, fixed in entries:
             cls = getattr(sys.modules[module_name], class_name, None)
-            if cls is not None:
+            if cls is not None and cls not in _RULES:
                 _RULES[cls] = rule
                 _FIXED[cls] = fixed
 
 
 def find_rule(module: nn.Module) -> Rule | None:
     cls = type(module)
-    if _LAZY:
-        _register_lazy()
+    _register_lazy()
     if cls in _RULES:
         return _RULES[cls]
     for base in cls.__mro__[1:]:
