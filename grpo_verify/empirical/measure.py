@@ -84,6 +84,12 @@ def spectrum(gram: np.ndarray, tol: float) -> dict:
     return {"singular_values": sigma.tolist(), "metrics": rank.rank_metrics(sigma, tol).as_dict()}
 
 
+def grpo_advantages_are_zero(rewards: list[float], kind: str, eps: float) -> bool:
+    """Whether the group's GRPO advantages are all exactly 0 (its GRPO gradient is then exactly 0): the test that
+    decides a degenerate group, for the measurement and for the run's progress line alike."""
+    return bool(np.all(group_advantages(torch.tensor([rewards], dtype=torch.float64), kind, eps)[0].numpy() == 0))
+
+
 def conditions(rewards: list[float], other_rewards: list[float], other_name: str, kind: str, eps: float,
                controls: bool, seed: int) -> dict[str, np.ndarray]:
     """Advantage vector per condition; "grpo" first."""
@@ -177,7 +183,7 @@ def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list
     """Every measurement of one group (see the module docstring). Returns a JSON-ready dict."""
     tol = cfg.relative_tolerance
     conds = conditions(rewards, other_rewards, other_name, cfg.advantage, cfg.advantage_eps, cfg.controls, seed)
-    degenerate = bool(np.all(conds["grpo"] == 0))
+    degenerate = grpo_advantages_are_zero(rewards, cfg.advantage, cfg.advantage_eps)
     if degenerate and cfg.degenerate_groups == "count":
         return counted_degenerate_group(conds, tol)
     device = next(model.parameters()).device
