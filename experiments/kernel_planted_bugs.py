@@ -14,14 +14,13 @@ Prints one line per plant with pytest's closing line; exits 1 if any plant survi
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from planted_bugs import run_plant  # noqa: E402  (the runner the module plant sets share)
+
 TESTS = ["tests/test_kernel_rules.py", "tests/test_kernel_core.py", "tests/test_soundness.py",
          "tests/test_soundness_round2.py", "tests/test_soundness_round3.py", "tests/test_proof_validation.py"]
 
@@ -115,6 +114,9 @@ PLANTS = [
      "    if d in free_symbols(f) or not local.prove(rel.Ge(hi, lo - 1)):\n        return None\n    return (hi - lo + 1) * f"),
     ("rules/expectation.py", "    if random_in(e.args[0], set(e.single.random) - set(e.random)):", "    if False:"),
     ("theorem.py", "        ctx = ctx.with_hyps([Hyp(canon(rel.Eq(listed.symbol, sp.Integer(value))))])", "        pass"),
+    # -- 2026-12-04: the integer translation skipped only without an integer-valued atom
+    ("arith.py", "        same_query = real in (\"sat\", \"unknown\") and not real_t.integer_valued",
+     "        same_query = real in (\"sat\", \"unknown\")"),
 ]
 
 
@@ -124,25 +126,10 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as work:
         for n in chosen:
             name, old, new = PLANTS[n]
-            tree = Path(work, f"plant{n}")
-            ignore = shutil.ignore_patterns("__pycache__")
-            shutil.copytree(ROOT / "grpo_verify", tree / "grpo_verify", ignore=ignore)
-            shutil.copytree(ROOT / "derivations", tree / "grpo_verify" / "derivations", ignore=ignore)
-            shutil.copytree(ROOT / "tests", tree / "tests", ignore=ignore)
-            path = tree / "grpo_verify" / "proof" / name
-            text = path.read_text()
-            if old not in text:
-                print(f"{n} {name}: the planted line is no longer in the code; update this script", flush=True)
-                failures += 1
-                continue
-            path.write_text(text.replace(old, new, 1))
-            env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
-            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p",
-                                  "no:cacheprovider", *TESTS], cwd=tree, env=env, capture_output=True, text=True)
-            closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
-            caught = run.returncode != 0
+            caught, closing = run_plant(Path(work), f"plant{n}", f"proof/{name}", old, new, TESTS, workers="auto")
             failures += not caught
-            print(f"{n} {name}: {'caught' if caught else 'SURVIVED'} ({closing})", flush=True)
+            verdict = "caught" if caught else "SURVIVED" if caught is False else "NOT APPLIED"
+            print(f"{n} {name}: {verdict} ({closing})", flush=True)
     return 1 if failures else 0
 
 

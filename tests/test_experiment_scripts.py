@@ -459,3 +459,34 @@ def test_gpu_budget_projects_the_run_from_its_pieces():
     assert got["spectra_if_every_group_mixed"] == pytest.approx(spectra)
     assert got["training"] == pytest.approx(3 * decode + 2 * per_token * 4 * 8 + 3 * spectra)
     assert got["total_every_group_mixed"] == pytest.approx(got["total_no_group_mixed"] + spectra)
+
+
+def _planted_bugs():
+    spec = importlib.util.spec_from_file_location("planted_bugs_under_test", ROOT / "experiments" / "planted_bugs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_planted_bug_still_applies_to_the_code_once():
+    """Each plant's text is in its file exactly once (planted where it was meant, and kept in step with the code:
+    a plant whose text is gone would plant nothing), and changes it; the kernel's plants too."""
+    planted = _planted_bugs()
+    spec = importlib.util.spec_from_file_location("kernel_plants_under_test",
+                                                  ROOT / "experiments" / "kernel_planted_bugs.py")
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)
+    plants = [(f"proof/{f}", old, new) for f, old, new in kernel.PLANTS]
+    for tests, set_plants in planted.SETS.values():
+        assert all((ROOT / t).is_file() for t in tests), tests
+        plants += set_plants
+    for file, old, new in plants:
+        text = (ROOT / "grpo_verify" / file).read_text()
+        assert text.count(old) == 1 and old != new, (file, old)
+
+
+def test_planted_bugs_refuses_an_unknown_set_in_one_line():
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "planted_bugs.py"), "no_such_set"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "no_such_set" in proc.stderr
