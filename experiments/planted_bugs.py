@@ -33,7 +33,7 @@ SETS: dict[str, tuple[list[str], list[tuple[str, str, str]]]] = {
          "        sigma = torch.linalg.svdvals(sub).to(torch.float64)"),  # float32 singular values
         ("svd.py", "    rows, cols = nonzero.any(dim=1), nonzero.any(dim=0)",
          "    rows, cols = nonzero.all(dim=1), nonzero.any(dim=0)"),  # rows dropped unless all nonzero
-        ("svd.py", "        sub = sub[:, cols]", "        sub = sub[:, cols[:n - 1].tolist() + [True]]"),
+        ("svd.py", "        for start in range(0, r, step):", "        for start in range(0, r - step, step):"),  # last block
         ("svd.py", "            block = sub[start:start + step].to(torch.float64)",
          "            block = sub[start + 1:start + step].to(torch.float64)"),  # a row lost per block
     ]),

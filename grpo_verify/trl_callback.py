@@ -124,11 +124,11 @@ otherwise.
 
 Cost (``experiments/bench_trl_callback.py``, results in ``experiments/results/bench_trl_callback/``): the wall time
 of a step as a ratio to a plain TRL step, side by side in one run on a 2-core CPU, one thread, 2 groups of 4 rollouts
-a step, up to 24 new tokens, SmolLM2-135M (float32), median over 10 steps: 1.01x for the cheap set (zero-advantage
-fractions and update sparsity), 1.87x for every metric but the singular-value ones, 5.2x for every metric on every
-step, 1.75x (mean 2.14x) with ``spectra_every=5``. The singular values of every weight matrix (the 49152 x 576
-embedding included), up to three times over, are most of the cost: spread them with ``spectra_every``, measure
-every N steps with ``every``, or switch off what is not needed.
+a step, up to 24 new tokens, SmolLM2-135M (float32), median over 10 steps (2026-12-04): 1.07x for the cheap set
+(zero-advantage fractions and update sparsity), 1.80x for every metric but the singular-value ones, 7.0x for every
+metric on every step, 2.08x (mean 2.16x) with ``spectra_every=20``. The singular values of every weight matrix (the
+49152 x 576 tied head included, 12.3 s a set on one thread), up to three sets a step, are most of the cost: spread
+them with ``spectra_every``, measure every N steps with ``every``, or switch off what is not needed.
 
 Several processes (accelerate / torchrun, DDP)
 ----------------------------------------------

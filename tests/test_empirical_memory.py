@@ -6,6 +6,7 @@ memory; the measured peak written next to the estimate in memory.json."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
@@ -96,3 +97,17 @@ def test_memory_json_holds_the_estimate_and_the_measured_peak(tmp_path, capsys):
     config = json.loads((out / "config.json").read_text())
     assert config["model"]["architecture_overrides"] == {"num_hidden_layers": 3}
     assert "memory preflight: estimated peak" in capsys.readouterr().out
+
+
+def test_the_cpu_peak_and_free_memory_are_in_bytes():
+    """getrusage's ru_maxrss is in KiB on Linux and /proc/meminfo in kB: both are read as bytes here. A process that
+    has touched 64 MiB has a peak of at least that; nothing is above the machine's total memory."""
+    import numpy as np
+
+    held = np.ones(64 * 2**20 // 8)  # 64 MiB, written (resident)
+    peak = memory.measured_peak_bytes(torch.device("cpu"))
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert 64 * 2**20 <= peak <= total, (peak, total)
+    free = memory.available_bytes(torch.device("cpu"))
+    assert free is None or 2**20 < free <= total, (free, total)
+    del held
