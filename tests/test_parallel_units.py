@@ -33,8 +33,9 @@ def test_a_shared_module_is_one_unit_and_the_others_are_cut():
     catalogue = work_unit("tests/test_derivations.py::test_derivation_is_proved[d4.x]")
     assert work_unit("tests/test_render.py::test_every_derivation_typesets") == catalogue
     assert work_unit("tests/test_render.py::test_document_compiles_to_pdf") == catalogue
-    # the worker-process tests check in fresh processes: nothing to share with the catalogue unit
-    assert work_unit("tests/test_render.py::test_worker_processes_report_what_this_process_checks") != catalogue
+    # the worker-process test compares the workers' reports with this process's, which the catalogue unit has
+    assert work_unit("tests/test_render.py::test_worker_processes_report_what_this_process_checks") == catalogue
+    assert work_unit("tests/test_render.py::test_a_worker_that_checked_another_statement_is_refused") != catalogue
     # the evaluator's test reads the verdicts the checks computed (evaluation.evaluate caches them per process)
     assert work_unit("tests/test_derivations.py::test_the_evaluator_finds_every_result_true_at_small_sizes[d4.x]") \
         == catalogue
