@@ -682,15 +682,9 @@ def test_no_root_to_differentiate_is_refused_not_returned_as_zero(monkeypatch):
         "objectives do not require grad): refusing to return K = 0 for parameters the forward used")
 
 
-def test_a_lazy_rule_registered_into_a_temporary_table_is_registered_again_in_the_real_one(monkeypatch):
-    """A test that swaps layers._RULES for a copy while an optional module's rules are first registered (a model of
-    that class found in it) must not take them away with the copy: the real table gets them on its next lookup.
-    Before, _LAZY was crossed off at the first registration, and the Gemma 3 rules were lost for every later test
-    of that worker (seen as test_gram_gemma3's fallback test failing in some parallel runs)."""
-    import sys
+def _fake_optional_module():
+    """(a module "fake_optional_pkg.modeling" holding FakeNorm, FakeNorm, a rule for it), not yet imported."""
     import types
-
-    from grpo_verify.gram import layers
 
     class FakeNorm(torch.nn.Module):
         def forward(self, x):
@@ -701,6 +695,19 @@ def test_a_lazy_rule_registered_into_a_temporary_table_is_registered_again_in_th
 
     optional = types.ModuleType("fake_optional_pkg.modeling")
     optional.FakeNorm = FakeNorm
+    return optional, FakeNorm, fake_rule
+
+
+def test_a_lazy_rule_registered_into_a_temporary_table_is_registered_again_in_the_real_one(monkeypatch):
+    """A test that swaps layers._RULES for a copy while an optional module's rules are first registered (a model of
+    that class found in it) must not take them away with the copy: the real table gets them on its next lookup.
+    Before, _LAZY was crossed off at the first registration, and the Gemma 3 rules were lost for every later test
+    of that worker (seen as test_gram_gemma3's fallback test failing in some parallel runs)."""
+    import sys
+
+    from grpo_verify.gram import layers
+
+    optional, FakeNorm, fake_rule = _fake_optional_module()
     monkeypatch.setitem(sys.modules, "fake_optional_pkg.modeling", optional)
     monkeypatch.setattr(layers, "_LAZY", {"fake_optional_pkg.modeling": [("FakeNorm", fake_rule, ("forward",))]})
     real = dict(layers._RULES)
@@ -715,19 +722,10 @@ def test_a_lazy_rule_registered_into_a_temporary_table_is_registered_again_in_th
 def test_a_lazy_rule_is_registered_only_once_its_optional_module_is_imported(monkeypatch):
     # the Gemma 3 rules wait in layers._LAZY until transformers' gemma3 module is imported; a fake table here
     import sys
-    import types
 
     from grpo_verify.gram import layers
 
-    class FakeNorm(torch.nn.Module):
-        def forward(self, x):
-            return x
-
-    def fake_rule(module, inputs, output_grads, rollouts):
-        return {}
-
-    optional = types.ModuleType("fake_optional_pkg.modeling")
-    optional.FakeNorm = FakeNorm
+    optional, FakeNorm, fake_rule = _fake_optional_module()
     monkeypatch.setattr(layers, "_LAZY", {"fake_optional_pkg.modeling": [("FakeNorm", fake_rule, ("forward", "x")),
                                                                          ("Absent", fake_rule, ())]})
     monkeypatch.setattr(layers, "_RULES", dict(layers._RULES))
