@@ -88,8 +88,8 @@ def work_unit(nodeid: str) -> str:
     return f"{module}@{zlib.crc32(nodeid.encode()) % UNITS_PER_MODULE}"
 
 
-# The longest units, handed out first (measured with --durations on the 2-core machine: 208, 98, 55, 37, 27 s of
-# about 770 s in all). xdist otherwise orders units by their number of tests, so the Coq unit (21 tests, 98 s) and
+# The longest units, handed out first (measured with --durations on the 2-core machine at the start of 2026-12-04:
+# 208, 98, 55, 37, 27 s of about 770 s in all). xdist otherwise orders units by their number of tests, so the Coq unit (21 tests, 98 s) and
 # the TRL callback's (9 tests, 37 s) started last and set the run's wall time, one worker idle meanwhile.
 LONGEST_UNITS = ("the catalogue's kernel reports", "tests/test_coq.py", "tests/test_trl_callback.py",
                  "tests/test_empirical.py", "tests/test_trl_callback_refusals.py", "tests/test_trl_callback_matrix.py")
