@@ -24,7 +24,7 @@ import torch
 
 from . import data, memory, models, report, reward, store
 from .config import Config, config_from_args
-from .measure import grpo_advantages_are_zero, layer_controls_memory_problem, measure_group
+from .measure import advantage_values, advantages_are_zero, layer_controls_memory_problem, measure_group
 from .sampling import derived_seed, prompt_ids, sample_group
 
 PACKAGES = ("torch", "transformers", "numpy", "math-verify", "datasets", "tqdm", "matplotlib", "gguf", "accelerate",
@@ -279,7 +279,7 @@ def run(cfg: Config, *, stop_after_items: int | None = None, state: dict | None 
         shown = "".join(str(int(x)) for x in rewards) if cfg.reward == "binary" else \
             ",".join(f"{x:.2f}" for x in rewards)
         counted = (cfg.degenerate_groups == "count"
-                   and grpo_advantages_are_zero(rewards, cfg.advantage, cfg.advantage_eps))
+                   and advantages_are_zero(advantage_values(rewards, cfg.advantage, cfg.advantage_eps)))
         stage.enter(f"prompt {problem.index + 1}/{len(problems)}, R={R}, rewards {shown}: " +
                     ("all equal, counted (GRPO gradient 0, no backward)" if counted else
                      "forward, backward, per-layer spectra"))

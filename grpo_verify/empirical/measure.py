@@ -84,17 +84,21 @@ def spectrum(gram: np.ndarray, tol: float) -> dict:
     return {"singular_values": sigma.tolist(), "metrics": rank.rank_metrics(sigma, tol).as_dict()}
 
 
-def grpo_advantages_are_zero(rewards: list[float], kind: str, eps: float) -> bool:
-    """Whether the group's GRPO advantages are all exactly 0 (its GRPO gradient is then exactly 0): the test that
+def advantage_values(rewards: list[float], kind: str, eps: float) -> np.ndarray:
+    """One group's advantages (``estimators.group_advantages``), in float64."""
+    return group_advantages(torch.tensor([rewards], dtype=torch.float64), kind, eps)[0].numpy()
+
+
+def advantages_are_zero(advantages: np.ndarray) -> bool:
+    """Whether a group's GRPO advantages are all exactly 0 (its GRPO gradient is then exactly 0): the test that
     decides a degenerate group, for the measurement and for the run's progress line alike."""
-    return bool(np.all(group_advantages(torch.tensor([rewards], dtype=torch.float64), kind, eps)[0].numpy() == 0))
+    return bool(np.all(advantages == 0))
 
 
 def conditions(rewards: list[float], other_rewards: list[float], other_name: str, kind: str, eps: float,
                controls: bool, seed: int) -> dict[str, np.ndarray]:
     """Advantage vector per condition; "grpo" first."""
-    r = torch.tensor([rewards], dtype=torch.float64)
-    out = {"grpo": group_advantages(r, kind, eps)[0].numpy()}
+    out = {"grpo": advantage_values(rewards, kind, eps)}
     if controls:
         rng = np.random.default_rng(seed)
         z = rng.standard_normal(len(rewards))
@@ -102,7 +106,7 @@ def conditions(rewards: list[float], other_rewards: list[float], other_name: str
         out["gaussian_centred"] = z - z.mean()
         out["ones"] = np.ones(len(rewards))
         out["rewards"] = np.asarray(rewards, dtype=np.float64)
-        out[other_name] = group_advantages(torch.tensor([other_rewards], dtype=torch.float64), kind, eps)[0].numpy()
+        out[other_name] = advantage_values(other_rewards, kind, eps)
     return out
 
 
@@ -183,7 +187,7 @@ def measure_group(model, ro: Rollouts, rewards: list[float], other_rewards: list
     """Every measurement of one group (see the module docstring). Returns a JSON-ready dict."""
     tol = cfg.relative_tolerance
     conds = conditions(rewards, other_rewards, other_name, cfg.advantage, cfg.advantage_eps, cfg.controls, seed)
-    degenerate = grpo_advantages_are_zero(rewards, cfg.advantage, cfg.advantage_eps)
+    degenerate = advantages_are_zero(conds["grpo"])
     if degenerate and cfg.degenerate_groups == "count":
         return counted_degenerate_group(conds, tol)
     device = next(model.parameters()).device
