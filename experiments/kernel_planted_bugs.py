@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from planted_bugs import run_plant  # noqa: E402  (the runner the module plant sets share)
+from planted_bugs import run_plant, verdict  # noqa: E402  (the runner the module plant sets share)
 
 TESTS = ["tests/test_kernel_rules.py", "tests/test_kernel_core.py", "tests/test_soundness.py",
          "tests/test_soundness_round2.py", "tests/test_soundness_round3.py", "tests/test_proof_validation.py"]
@@ -128,8 +128,7 @@ def main(argv: list[str]) -> int:
             name, old, new = PLANTS[n]
             caught, closing = run_plant(Path(work), f"plant{n}", f"proof/{name}", old, new, TESTS, workers="auto")
             failures += not caught
-            verdict = "caught" if caught else "SURVIVED" if caught is False else "NOT APPLIED"
-            print(f"{n} {name}: {verdict} ({closing})", flush=True)
+            print(f"{n} {name}: {verdict(caught)} ({closing})", flush=True)
     return 1 if failures else 0
 
 

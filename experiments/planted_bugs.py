@@ -73,17 +73,24 @@ def run_plant(work: Path, label: str, file: str, old: str, new: str, tests: list
     for place in (tree / "derivations", tree / "grpo_verify" / "derivations"):
         shutil.copytree(ROOT / "derivations", place, ignore=ignore)
     shutil.copytree(ROOT / "tests", tree / "tests", ignore=ignore)
-    path = tree / "grpo_verify" / file
-    text = path.read_text()
-    if old not in text:
-        return None, "the planted text is no longer in the code; update the plant"
-    path.write_text(text.replace(old, new, 1))
-    env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1", GRPO_VERIFY_REQUIRE_COQ="1")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", workers, "-p", "no:randomly", "-p",
-                          "no:cacheprovider", *tests], cwd=tree, env=env, capture_output=True, text=True)
-    closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
-    shutil.rmtree(tree, ignore_errors=True)
-    return run.returncode != 0, closing
+    try:
+        path = tree / "grpo_verify" / file
+        text = path.read_text()
+        if old not in text:
+            return None, "the planted text is no longer in the code; update the plant"
+        path.write_text(text.replace(old, new, 1))
+        env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1", GRPO_VERIFY_REQUIRE_COQ="1")
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", workers, "-p", "no:randomly", "-p",
+                              "no:cacheprovider", *tests], cwd=tree, env=env, capture_output=True, text=True)
+        closing = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-200:]
+        return run.returncode != 0, closing
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+def verdict(caught: bool | None) -> str:
+    """How a plant's line reads: caught, SURVIVED, or NOT APPLIED (its text is gone from the code)."""
+    return "caught" if caught else "SURVIVED" if caught is False else "NOT APPLIED"
 
 
 def main(argv: list[str]) -> int:
@@ -100,8 +107,7 @@ def main(argv: list[str]) -> int:
                 caught, closing = run_plant(Path(work), f"{name}{n}", file, old, new, tests)
                 caught_here += bool(caught)
                 failures += not caught
-                verdict = "caught" if caught else "SURVIVED" if caught is False else "NOT APPLIED"
-                print(f"{name} {n} {file}: {verdict} ({closing})", flush=True)
+                print(f"{name} {n} {file}: {verdict(caught)} ({closing})", flush=True)
             print(f"{name}: {caught_here} of {len(plants)} plants caught by {' '.join(tests)}", flush=True)
     return 1 if failures else 0
 

@@ -95,6 +95,9 @@ LONGEST_UNITS = ("the catalogue's kernel reports", "tests/test_coq.py", "tests/t
                  "tests/test_empirical.py", "tests/test_trl_callback_refusals.py", "tests/test_trl_callback_matrix.py")
 
 
+_RANK = {unit: n for n, unit in enumerate(LONGEST_UNITS)}
+
+
 class _LongestFirst(dict):
     """xdist's queue of work units (it takes the next with ``popitem(last=False)``): the units of LONGEST_UNITS
     first, in that order, then the others in xdist's own order."""
@@ -102,8 +105,7 @@ class _LongestFirst(dict):
     def popitem(self, last: bool = True):
         if last:
             raise NotImplementedError("the work queue is taken from its front only")
-        rank = {unit: n for n, unit in enumerate(LONGEST_UNITS)}
-        unit = min(self, key=lambda u: rank.get(u, len(LONGEST_UNITS)))  # min keeps the first of equal ranks
+        unit = min(self, key=lambda u: _RANK.get(u, len(LONGEST_UNITS)))  # min keeps the first of equal ranks
         return unit, self.pop(unit)
 
 
